@@ -1,0 +1,36 @@
+"""Time is injected: logic asks a Clock, never the wall clock, so tests can stand on any
+instant (a DST day, midnight, the end of a lease) without sleeping."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current instant, timezone-aware UTC."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class FixedClock:
+    """A clock that only moves when told to: the tick's `now` override and tests."""
+
+    def __init__(self, instant: datetime) -> None:
+        if instant.tzinfo is None:
+            raise ValueError(f"FixedClock needs an aware datetime, got naive {instant!r}")
+        self._instant = instant.astimezone(UTC)
+
+    def now(self) -> datetime:
+        return self._instant
+
+    def advance(self, delta: timedelta) -> None:
+        self._instant += delta
+
+    def set(self, instant: datetime) -> None:
+        self._instant = instant.astimezone(UTC)

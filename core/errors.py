@@ -1,0 +1,64 @@
+"""The small, flat exception hierarchy. Every message names the offending value.
+
+`HttpError`s carry the status and the machine-readable code the contract's JSON error body
+uses; `DocumentError` marks a stored document that cannot be processed, with the code that
+lands in its `last_error.code`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AppError(Exception):
+    """Base of everything this product raises on purpose."""
+
+
+class SettingsError(AppError):
+    """An environment variable is missing or out of range."""
+
+
+class HttpError(AppError):
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+    def body(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, "details": self.details}
+
+
+class BadRequest(HttpError):
+    status, code = 400, "bad_request"
+
+
+class Unauthorized(HttpError):
+    status, code = 401, "unauthorized"
+
+
+class NotFound(HttpError):
+    status, code = 404, "not_found"
+
+
+class Conflict(HttpError):
+    status, code = 409, "conflict"
+
+
+class PreconditionFailed(HttpError):
+    status, code = 412, "precondition_failed"
+
+
+class ValidationFailed(HttpError):
+    status, code = 422, "validation_failed"
+
+
+class DocumentError(AppError):
+    """A stored document that cannot be sent as it is (bad zone, rule, channel, text...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -1,0 +1,89 @@
+"""Settings come from the environment (the contract's list, plus the few additions the
+README documents). Bad values fail loudly with the variable's name, never silently default."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.errors import SettingsError
+
+APP_ENVS = ("production", "staging", "development")
+REAL_SLACK_API = "https://slack.com/api/"
+GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
+
+
+@dataclass(frozen=True)
+class Settings:
+    project: str
+    app_env: str
+    slack_bot_token: str | None
+    slack_api_url: str
+    slack_signing_secret: str | None
+    slack_timeout_seconds: int
+    admin_token: str | None
+    tick_audience: str | None
+    trigger_service_accounts: frozenset[str]
+    oidc_certs_url: str
+    lease_seconds: int
+    tick_limit: int
+    max_attempts: int
+    alert_channel: str | None
+
+    @property
+    def is_production(self) -> bool:
+        return self.app_env == "production"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        app_env = _text(env, "APP_ENV") or "development"
+        if app_env not in APP_ENVS:
+            raise SettingsError(f"APP_ENV must be one of {', '.join(APP_ENVS)}, got {app_env!r}")
+        settings = cls(
+            project=_text(env, "GOOGLE_CLOUD_PROJECT") or "demo-scheduler",
+            app_env=app_env,
+            slack_bot_token=_text(env, "SLACK_BOT_TOKEN"),
+            slack_api_url=_text(env, "SLACK_API_URL") or REAL_SLACK_API,
+            slack_signing_secret=_text(env, "SLACK_SIGNING_SECRET"),
+            slack_timeout_seconds=_int(env, "SLACK_TIMEOUT_SECONDS", 10, minimum=1),
+            admin_token=_text(env, "ADMIN_TOKEN"),
+            tick_audience=_text(env, "TICK_AUDIENCE"),
+            trigger_service_accounts=frozenset(
+                e.strip() for e in env.get("TRIGGER_SERVICE_ACCOUNTS", "").split(",") if e.strip()
+            ),
+            oidc_certs_url=_text(env, "OIDC_CERTS_URL") or GOOGLE_CERTS_URL,
+            lease_seconds=_int(env, "LEASE_SECONDS", 300, minimum=1),
+            tick_limit=_int(env, "TICK_LIMIT", 500, minimum=1),
+            max_attempts=_int(env, "MAX_ATTEMPTS", 5, minimum=1),
+            alert_channel=_text(env, "ALERT_CHANNEL"),
+        )
+        # A lease must outlive the send it guards, or a slow post still in flight would be
+        # taken for a dead worker and the occurrence sent twice.
+        if settings.lease_seconds < 2 * settings.slack_timeout_seconds:
+            raise SettingsError(
+                f"LEASE_SECONDS={settings.lease_seconds} must be at least twice "
+                f"SLACK_TIMEOUT_SECONDS={settings.slack_timeout_seconds}"
+            )
+        if not settings.slack_bot_token and settings.slack_api_url == REAL_SLACK_API:
+            raise SettingsError("SLACK_BOT_TOKEN is required to send to real Slack")
+        return settings
+
+
+def _text(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
+    raw = _text(env, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, got {value}")
+    return value
