@@ -1,0 +1,84 @@
+"""HTTP plumbing every target shares: authentication first, JSON in and out, and the
+contract's error body. Handlers raise `HttpError`s; nothing else leaks to the caller."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import flask
+from pydantic import BaseModel, ValidationError
+
+from core import logs
+from core.auth import AuthConfig, authenticate
+from core.errors import BadRequest, HttpError, SettingsError, ValidationFailed
+from core.settings import Settings
+
+Handler = Callable[[flask.Request, Settings], tuple[Any, int]]
+
+
+def auth_config(settings: Settings) -> AuthConfig:
+    return AuthConfig(
+        admin_token=settings.admin_token,
+        audience=settings.tick_audience,
+        allowed_emails=settings.trigger_service_accounts,
+        certs_url=settings.oidc_certs_url,
+    )
+
+
+def respond(request: flask.Request, handler: Handler) -> flask.Response:
+    """Load settings, authenticate, run the handler, and shape every answer as JSON."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        logs.error("settings are invalid", error_code="settings", error_message=str(exc))
+        return _json(
+            {"error": "misconfigured", "message": "server settings are invalid", "details": []}, 500
+        )
+    try:
+        authenticate(request.headers.get("Authorization"), auth_config(settings))
+        body, status = handler(request, settings)
+    except HttpError as exc:
+        return _json(exc.body(), exc.status)
+    except Exception as exc:
+        logs.error(
+            "request failed",
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+            path=request.path,
+        )
+        return _json({"error": "internal", "message": "internal error", "details": []}, 500)
+    return _json(body, status)
+
+
+def _json(body: Any, status: int) -> flask.Response:
+    return flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
+    """The request's JSON body as `model`: 400 when it is not JSON, 422 naming each bad
+    field when it does not fit."""
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        if optional:
+            return model()
+        raise BadRequest("a JSON body is required")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"the body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        details = [
+            {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}
+            for err in exc.errors()
+        ]
+        fields = ", ".join(d["field"] for d in details)
+        raise ValidationFailed(f"invalid fields: {fields}", details) from None

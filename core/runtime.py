@@ -1,0 +1,52 @@
+"""What a request needs to do work: settings, the Firestore client, the Slack transport, a
+clock and this worker's identity. Built once per process per settings and reused, so a warm
+Cloud Function keeps its gRPC channel and HTTP connections."""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import uuid
+from dataclasses import dataclass, replace
+
+from google.cloud import firestore
+
+from core.clock import Clock, SystemClock
+from core.settings import Settings
+from core.slack import SlackTransport
+from core.store import make_client
+
+
+@dataclass(frozen=True)
+class Runtime:
+    settings: Settings
+    db: firestore.Client
+    slack: SlackTransport
+    clock: Clock
+    worker_id: str
+
+    def with_clock(self, clock: Clock) -> Runtime:
+        return replace(self, clock=clock)
+
+
+def new_worker_id() -> str:
+    """Unique per process and start, so a restarted worker never mistakes an old lease of
+    its predecessor for its own."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@functools.lru_cache(maxsize=4)
+def runtime_for(settings: Settings) -> Runtime:
+    return Runtime(
+        settings=settings,
+        db=make_client(settings.project),
+        slack=SlackTransport(
+            # Only a local stand-in is ever reached without a token (settings enforce it).
+            token=settings.slack_bot_token or "xoxb-local-stand-in",
+            base_url=settings.slack_api_url,
+            timeout_seconds=settings.slack_timeout_seconds,
+        ),
+        clock=SystemClock(),
+        worker_id=new_worker_id(),
+    )

@@ -1,0 +1,149 @@
+"""The Slack transport: one post, classified into what it means for delivery.
+
+`OUTCOMES` is the one table that says what every Slack answer means for an occurrence:
+- DELIVERED: Slack accepted it (we have its `ts`).
+- FAILED: Slack refused it and will refuse it again; never retried by itself.
+- RETRY_LATER: provably not delivered and worth another try later (429, or the connection
+  never opened).
+- AMBIGUOUS: Slack may or may not have posted it (timeout, dropped connection, 5xx,
+  fatal_error): never resent blindly; the occurrence stays claimed under its lease until
+  reconciliation settles it.
+"""
+
+from __future__ import annotations
+
+import enum
+import socket
+import urllib.error
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+EVENT_TYPE = "scheduled_message"
+DEFAULT_RETRY_AFTER = 60
+
+
+class Outcome(enum.Enum):
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    RETRY_LATER = "retry_later"
+    AMBIGUOUS = "ambiguous"
+
+
+# ok:false codes. Slack does not post a message it answers ok:false for, so an unlisted
+# code is a definitive failure; the listed AMBIGUOUS ones are Slack saying its own side
+# broke mid-request, when the post may have gone through.
+OUTCOMES: dict[str, Outcome] = {
+    "channel_not_found": Outcome.FAILED,
+    "not_in_channel": Outcome.FAILED,
+    "is_archived": Outcome.FAILED,
+    "msg_too_long": Outcome.FAILED,
+    "no_text": Outcome.FAILED,
+    "invalid_blocks": Outcome.FAILED,
+    "invalid_metadata_format": Outcome.FAILED,
+    "invalid_auth": Outcome.FAILED,
+    "not_authed": Outcome.FAILED,
+    "token_revoked": Outcome.FAILED,
+    "token_expired": Outcome.FAILED,
+    "account_inactive": Outcome.FAILED,
+    "missing_scope": Outcome.FAILED,
+    "restricted_action": Outcome.FAILED,
+    "channel_is_archived": Outcome.FAILED,
+    "ratelimited": Outcome.RETRY_LATER,
+    "rate_limited": Outcome.RETRY_LATER,
+    "fatal_error": Outcome.AMBIGUOUS,
+    "internal_error": Outcome.AMBIGUOUS,
+    "service_unavailable": Outcome.AMBIGUOUS,
+    "request_timeout": Outcome.AMBIGUOUS,
+}
+
+
+@dataclass(frozen=True)
+class PostResult:
+    outcome: Outcome
+    code: str | None = None
+    ts: str | None = None
+    retry_after: int | None = None
+    detail: str = ""
+
+
+def classify_api_error(status: int, data: Any, headers: dict[str, Any]) -> PostResult:
+    """What an HTTP status and Slack body mean for delivery."""
+    if status == 429:
+        return PostResult(Outcome.RETRY_LATER, "ratelimited", retry_after=_retry_after(headers))
+    if status >= 500:
+        return PostResult(Outcome.AMBIGUOUS, f"http_{status}", detail=f"Slack answered {status}")
+    code = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(code, str) or status != 200:
+        return PostResult(Outcome.AMBIGUOUS, f"http_{status}", detail=f"unexpected body {code!r}")
+    outcome = OUTCOMES.get(code, Outcome.FAILED)
+    retry_after = _retry_after(headers) if outcome is Outcome.RETRY_LATER else None
+    return PostResult(outcome, code, retry_after=retry_after, detail=f"Slack answered {code}")
+
+
+def classify_exception(exc: BaseException) -> PostResult:
+    """A post that raised before Slack answered."""
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, ConnectionRefusedError | socket.gaierror):
+        # The request never left this machine: provably not delivered.
+        return PostResult(
+            Outcome.RETRY_LATER,
+            "connection_refused",
+            detail=repr(reason),
+            retry_after=DEFAULT_RETRY_AFTER,
+        )
+    if isinstance(reason, TimeoutError | socket.timeout):
+        return PostResult(Outcome.AMBIGUOUS, "timeout", detail=repr(reason))
+    return PostResult(Outcome.AMBIGUOUS, "connection_error", detail=repr(reason))
+
+
+def _retry_after(headers: dict[str, Any]) -> int:
+    for key, value in headers.items():
+        if key.lower() == "retry-after":
+            raw = value[0] if isinstance(value, list) else value
+            try:
+                return max(1, int(str(raw).strip()))
+            except ValueError:
+                break
+    return DEFAULT_RETRY_AFTER
+
+
+def delivery_metadata(delivery_id: str) -> dict[str, Any]:
+    """The contract's message metadata: lets Slack itself witness which occurrence a
+    message delivers."""
+    return {"event_type": EVENT_TYPE, "event_payload": {"delivery_id": delivery_id}}
+
+
+class SlackTransport:
+    def __init__(self, token: str, base_url: str, timeout_seconds: int) -> None:
+        # No retry handlers: the SDK's default one re-posts after a connection that dropped
+        # after Slack had the request, which would be a second message.
+        self._client = WebClient(
+            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
+        )
+
+    def post(
+        self,
+        channel: str,
+        text: str,
+        delivery_id: str,
+        blocks: list[dict[str, Any]] | None = None,
+    ) -> PostResult:
+        try:
+            response = self._client.chat_postMessage(
+                channel=channel,
+                text=text,
+                blocks=blocks,
+                metadata=delivery_metadata(delivery_id),
+            )
+        except SlackApiError as exc:
+            r = exc.response
+            return classify_api_error(r.status_code, r.data, dict(r.headers))
+        except Exception as exc:  # anything before an answer: the post may have landed
+            return classify_exception(exc)
+        ts = response.get("ts")
+        if not isinstance(ts, str):
+            return PostResult(Outcome.AMBIGUOUS, "missing_ts", detail="ok without a ts")
+        return PostResult(Outcome.DELIVERED, ts=ts)

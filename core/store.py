@@ -1,0 +1,38 @@
+"""The Firestore store: the client, collection names and the queries every domain uses.
+
+The client reads FIRESTORE_EMULATOR_HOST itself; one client per process is reused across
+requests (it holds the gRPC channel)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_document import DocumentSnapshot
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from core.models import Status
+
+Snapshot = DocumentSnapshot[firestore.DocumentReference]
+
+MESSAGES = "scheduled_messages"
+DELIVERIES = "deliveries"
+ROTATIONS = "rotations"
+
+
+def make_client(project: str) -> firestore.Client:
+    return firestore.Client(project=project)
+
+
+def due_messages(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+    """Waiting messages due at `now`, oldest first, through the (status, next_run_at)
+    composite index. Materialised: iterating a live stream while doing slow work per
+    document has crashed inside the client's retry path."""
+    query = (
+        db.collection(MESSAGES)
+        .where(filter=FieldFilter("status", "in", list(Status.WAITING)))
+        .where(filter=FieldFilter("next_run_at", "<=", now))
+        .order_by("next_run_at")
+        .limit(limit)
+    )
+    return list(query.stream())
