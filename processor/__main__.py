@@ -1,0 +1,38 @@
+"""Run processing passes from the command line, as a worker process would:
+
+    python -m processor --once          one pass, prints its summary
+    python -m processor --until-idle    passes until nothing is due
+    python -m processor --interval 60   a pass every 60 s until interrupted
+
+Settings come from the environment, exactly as for the `tick` target."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from core.runtime import runtime_for
+from core.settings import Settings
+from processor.tick import run_tick
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m processor", description=__doc__)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--once", action="store_true")
+    mode.add_argument("--until-idle", action="store_true")
+    mode.add_argument("--interval", type=float, metavar="SECONDS")
+    args = parser.parse_args(argv)
+    rt = runtime_for(Settings.from_env())
+    while True:
+        summary = run_tick(rt)
+        print(json.dumps({"tick": summary}, sort_keys=True), flush=True)
+        if args.once or (args.until_idle and summary["due"] == 0):
+            return 0
+        if args.interval:
+            time.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

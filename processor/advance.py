@@ -1,0 +1,26 @@
+"""What a message looks like once one of its occurrences is settled (delivered, or skipped
+for good): a one-off is done, a series waits for its next occurrence or is completed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.cloud import firestore
+
+from core.models import Message, Status
+
+
+def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
+    update: dict[str, Any] = {
+        "lease": firestore.DELETE_FIELD,
+        "occurrence_at": firestore.DELETE_FIELD,
+        "attempts": 0,
+    }
+    if message.recurrence is None:
+        return update | {"status": Status.SENT}
+    # From the series anchor, never from now: a late tick cannot drift the series.
+    following = message.recurrence.next_after(occurrence)
+    if following is None:
+        return update | {"status": Status.COMPLETED}
+    return update | {"status": Status.RECURRING, "next_run_at": following}

@@ -1,0 +1,64 @@
+"""One document, end to end: claim -> send -> finalize.
+
+This is the per-document operation. The tick calls it in-process for each due message; a
+Pub/Sub-triggered function can call it with one document when a single tick no longer
+suffices."""
+
+from __future__ import annotations
+
+from core import logs
+from core.runtime import Runtime
+from core.slack import Outcome, PostResult
+from core.store import Snapshot
+from formatting.slack_text import to_slack
+from processor.claim import Claim, claim_message
+from processor.finalize import finalize
+from processor.outcome import Result
+
+
+def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
+    """Returns what happened and whether this worker claimed the occurrence."""
+    claim = claim_message(rt, snap)
+    if not isinstance(claim, Claim):
+        return claim, False
+    post = send(rt, claim)  # pragma: SYNCPOINT claimed
+    result = finalize(rt, claim, post)
+    _log_outcome(claim, post, result)
+    return result, True
+
+
+def send(rt: Runtime, claim: Claim) -> PostResult:
+    try:
+        rendered = to_slack(claim.message.text, allow_broadcast=claim.message.allow_broadcast)
+        return rt.slack.post(
+            claim.message.channel, rendered.text, claim.delivery_id, blocks=rendered.blocks
+        )
+    except Exception as exc:
+        # Our own code failed after the claim: we cannot be sure nothing left, so this is
+        # ambiguous like a dropped connection, never a silent loss.
+        return PostResult(Outcome.AMBIGUOUS, "internal_exception", detail=repr(exc))
+
+
+def _log_outcome(claim: Claim, post: PostResult, result: Result) -> None:
+    if result is Result.FENCED:
+        return  # finalize already logged the dropped late result
+    fields = {
+        "message_id": claim.message.id,
+        "delivery_id": claim.delivery_id,
+        "occurrence_at": claim.occurrence_at,
+        "status": result.value,
+        "error_code": post.code,
+        "attempt": claim.attempts,
+        "channel": claim.message.channel,
+        "slack_ts": post.ts,
+    }
+    if result is Result.FAILED:
+        logs.error("delivery failed", error_message=post.detail, **fields)
+    elif result is Result.AMBIGUOUS:
+        logs.warning("delivery outcome unknown; held for reconciliation", **fields)
+    elif result is Result.RELEASED:
+        logs.warning(
+            "delivery not made; released for retry", retry_after=post.retry_after, **fields
+        )
+    else:
+        logs.info("delivered", **fields)

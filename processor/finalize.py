@@ -1,0 +1,129 @@
+"""Recording what a send did, only while still holding the lease.
+
+Every finalize is one batch over the message and its ledger entry, each conditioned on the
+update time our claim (or our last write) left. If anything else wrote either document since
+(a reconciler took the expired lease over, an operator settled it), the batch fails whole:
+a worker that wakes up late cannot overwrite newer state, and its late result is logged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from google.api_core.exceptions import FailedPrecondition
+from google.cloud import firestore
+
+from core import logs
+from core.models import LedgerStatus, Status
+from core.runtime import Runtime
+from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
+from core.store import DELIVERIES, MESSAGES
+from processor.advance import after_occurrence
+from processor.claim import Claim
+from processor.outcome import Result
+
+
+def finalize(rt: Runtime, claim: Claim, post: PostResult) -> Result:
+    now = rt.clock.now()
+    message_update, ledger_update, result = _updates(claim, post, now)
+    message_update |= {"updated_at": now, "version": firestore.Increment(1)}
+    for _ in range(2):
+        try:
+            _commit(rt, claim, message_update, ledger_update)
+            return result
+        except FailedPrecondition:
+            fresh = _still_ours(rt, claim)
+            if fresh is None:
+                break
+            claim = fresh  # only an unrelated field changed; the lease is still ours
+    logs.error(
+        "late result dropped: the lease was taken over before the outcome was recorded",
+        message_id=claim.message.id,
+        delivery_id=claim.delivery_id,
+        occurrence_at=claim.occurrence_at,
+        status="fenced",
+        outcome=post.outcome.value,
+        error_code=post.code,
+        slack_ts=post.ts,
+        worker=claim.owner,
+    )
+    return Result.FENCED
+
+
+def _commit(
+    rt: Runtime, claim: Claim, message_update: dict[str, Any], ledger_update: dict[str, Any]
+) -> None:
+    batch = rt.db.batch()
+    batch.update(
+        rt.db.collection(MESSAGES).document(claim.message.id),
+        message_update,
+        option=rt.db.write_option(last_update_time=claim.message_version),
+    )
+    batch.update(
+        rt.db.collection(DELIVERIES).document(claim.delivery_id),
+        ledger_update,
+        option=rt.db.write_option(last_update_time=claim.ledger_version),
+    )
+    batch.commit()  # pragma: SYNCPOINT finalize
+
+
+def _still_ours(rt: Runtime, claim: Claim) -> Claim | None:
+    message = rt.db.collection(MESSAGES).document(claim.message.id).get()
+    ledger = rt.db.collection(DELIVERIES).document(claim.delivery_id).get()
+    data, entry = message.to_dict() or {}, ledger.to_dict() or {}
+    lease = data.get("lease") or {}
+    ours = (
+        data.get("status") == Status.SENDING
+        and lease.get("owner") == claim.owner
+        and lease.get("occurrence_at") == claim.occurrence_at
+        and entry.get("status") == LedgerStatus.CLAIMED
+        and entry.get("worker") == claim.owner
+    )
+    if not ours:
+        return None
+    return replace(claim, message_version=message.update_time, ledger_version=ledger.update_time)
+
+
+def _updates(
+    claim: Claim, post: PostResult, now: Any
+) -> tuple[dict[str, Any], dict[str, Any], Result]:
+    error = {"code": post.code, "message": post.detail, "at": now}
+    if post.outcome is Outcome.DELIVERED:
+        message = after_occurrence(claim.message, claim.occurrence_at) | {
+            "last_slack_ts": post.ts,
+            "last_sent_at": now,
+            "sent_count": firestore.Increment(1),
+            "last_error": firestore.DELETE_FIELD,
+        }
+        ledger = {"status": LedgerStatus.SENT, "slack_ts": post.ts, "sent_at": now}
+        status = message["status"]
+        result = {
+            Status.SENT: Result.SENT,
+            Status.RECURRING: Result.ADVANCED,
+            Status.COMPLETED: Result.COMPLETED,
+        }[status]
+        return message, ledger, result
+    if post.outcome is Outcome.FAILED:
+        message = {
+            "status": Status.FAILED,
+            "lease": firestore.DELETE_FIELD,
+            "last_error": error,
+        }
+        return message, {"status": LedgerStatus.FAILED, "error": error}, Result.FAILED
+    if post.outcome is Outcome.RETRY_LATER:
+        retry_at = now + timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
+        message = {
+            "status": Status.RECURRING if claim.message.is_recurring else Status.PENDING,
+            "next_run_at": retry_at,
+            # Keeps the retry on the same ledger entry although next_run_at moved.
+            "occurrence_at": claim.occurrence_at,
+            "lease": firestore.DELETE_FIELD,
+            "last_error": error,
+        }
+        ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
+        return message, ledger, Result.RELEASED
+    # Ambiguous: Slack may have posted it. Keep the claim (and its lease) so nobody resends
+    # it blindly; reconciliation settles it once the lease has expired.
+    return {"last_error": error}, {"error": error}, Result.AMBIGUOUS

@@ -1,0 +1,37 @@
+"""The `tick` HTTP target: the cron gate, the request body, and one processing pass."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import flask
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from core.clock import FixedClock
+from core.errors import BadRequest
+from core.http import parse_body
+from core.runtime import runtime_for
+from core.settings import Settings
+from processor.tick import run_tick
+
+
+class TickRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = False
+    now: AwareDatetime | None = None
+
+
+def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, Any], int]:
+    # Copied environments share the scheduler's job definitions; only production's cron
+    # may act. A person or service calling without the header still runs anywhere.
+    if request.headers.get("X-CloudScheduler", "").lower() == "true" and not settings.is_production:
+        return {"skipped": "non-production cron"}, 200
+    body = parse_body(request, TickRequest, optional=True)
+    rt = runtime_for(settings)
+    if body.now is not None:
+        if settings.is_production:
+            raise BadRequest("`now` cannot be overridden in production")
+        rt = rt.with_clock(FixedClock(datetime.fromisoformat(body.now.isoformat())))
+    return run_tick(rt, dry_run=body.dry_run), 200

@@ -1,0 +1,131 @@
+"""Fixtures: the real Firestore emulator (one per test session, one project id per test so
+tests never see each other's data), the Slack stand-in, an injected clock, and a Runtime
+wired to all three."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from google.cloud import firestore
+
+from core.clock import FixedClock
+from core.runtime import Runtime
+from core.settings import Settings
+from core.slack import SlackTransport
+from core.store import MESSAGES
+from emulator.firestore import FirestoreEmulator
+from emulator.slack_standin import SlackStandIn
+from tests.oidc import (  # noqa: F401  (fixtures, registered for every test module)
+    certs_endpoint,
+    certs_server,
+    fresh_certs_cache,
+    other_key,
+    signing_key,
+)
+
+ADMIN_TOKEN = "test-admin-token-0123456789"
+T0 = datetime(2027, 1, 4, 9, 0, tzinfo=UTC)  # a Monday
+
+
+@pytest.fixture(scope="session")
+def firestore_host() -> Iterator[str]:
+    existing = os.environ.get("FIRESTORE_EMULATOR_HOST")
+    if existing:
+        yield existing
+        return
+    emulator = FirestoreEmulator()
+    emulator.start()
+    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
+    try:
+        yield emulator.host_port
+    finally:
+        emulator.stop()
+        os.environ.pop("FIRESTORE_EMULATOR_HOST", None)
+
+
+@pytest.fixture
+def project(firestore_host: str) -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def db(project: str) -> firestore.Client:
+    return firestore.Client(project=project)
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackStandIn]:
+    with SlackStandIn() as standin:
+        yield standin
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def env(project: str, slack: SlackStandIn, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment a deployed function would see, pointed at the local stand-ins."""
+    values = {
+        "GOOGLE_CLOUD_PROJECT": project,
+        "SLACK_API_URL": slack.url,
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "APP_ENV": "development",
+        "ADMIN_TOKEN": ADMIN_TOKEN,
+        "SLACK_TIMEOUT_SECONDS": "1",
+        "LEASE_SECONDS": "300",
+    }
+    for name in ("TICK_AUDIENCE", "TRIGGER_SERVICE_ACCOUNTS", "OIDC_CERTS_URL", "TICK_LIMIT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+@pytest.fixture
+def settings(env: dict[str, str]) -> Settings:
+    return Settings.from_env()
+
+
+def make_runtime(settings: Settings, db: firestore.Client, clock: Any, worker: str) -> Runtime:
+    slack = SlackTransport(
+        settings.slack_bot_token or "", settings.slack_api_url, settings.slack_timeout_seconds
+    )
+    return Runtime(settings=settings, db=db, slack=slack, clock=clock, worker_id=worker)
+
+
+@pytest.fixture
+def rt(settings: Settings, db: firestore.Client, clock: FixedClock) -> Runtime:
+    return make_runtime(settings, db, clock, "worker-a")
+
+
+def seed_message(db: firestore.Client, doc_id: str | None = None, **fields: Any) -> str:
+    """A waiting one-off due at T0 unless fields say otherwise, as another service would
+    write it directly."""
+    data: dict[str, Any] = {
+        "channel": "C0123ABCD",
+        "text": "Stand-up in 5 minutes",
+        "timezone": "UTC",
+        "send_at": T0,
+        "next_run_at": T0,
+        "status": "pending",
+        "version": 1,
+    }
+    data.update(fields)
+    ref = db.collection(MESSAGES).document(doc_id) if doc_id else db.collection(MESSAGES).document()
+    ref.set({k: v for k, v in data.items() if v is not None})
+    return str(ref.id)
+
+
+def message(db: firestore.Client, doc_id: str) -> dict[str, Any]:
+    return db.collection(MESSAGES).document(doc_id).get().to_dict() or {}
+
+
+def ledger(db: firestore.Client) -> dict[str, dict[str, Any]]:
+    return {d.id: d.to_dict() or {} for d in db.collection("deliveries").stream()}

@@ -1,0 +1,91 @@
+"""Races, tested deterministically: test_utils.orchestrate runs two workers through every
+interleaving of the `# pragma: SYNCPOINT` comments in the code under test."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import timedelta
+
+from test_utils.orchestrate import orchestrate
+
+from core.models import message_delivery_id
+from core.slack import Outcome, PostResult
+from core.store import MESSAGES
+from processor.claim import Claim, claim_message
+from processor.deliver import deliver_message
+from processor.finalize import finalize
+from processor.outcome import Result
+from tests.conftest import T0, ledger, make_runtime, message, seed_message
+
+
+class Rounds:
+    """orchestrate calls each worker once per interleaving, one turn at a time; the first
+    worker to start a round seeds a fresh message and the second one races for it."""
+
+    def __init__(self, db):
+        self.db = db
+        self.arrivals = itertools.count()
+        self.messages: list[str] = []
+
+    def message_for_this_round(self) -> str:
+        if next(self.arrivals) % 2 == 0:
+            self.messages.append(seed_message(self.db))
+        return self.messages[-1]
+
+
+def test_two_workers_claiming_one_message_send_it_once_in_every_interleaving(
+    settings, db, slack, clock
+):
+    rounds = Rounds(db)
+
+    def worker(name):
+        rt = make_runtime(settings, db, clock, name)
+
+        def run():
+            # Both workers read the message as due, in any order relative to the claims.
+            snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
+            deliver_message(rt, snap)  # pragma: SYNCPOINT claim
+
+        return run
+
+    counts = orchestrate(worker("worker-a"), worker("worker-b"), name="claim")
+
+    # Run alone, the first worker pauses after its read and at its claim commit; the second
+    # then reads a sent message and skips it without reaching a commit.
+    assert counts == (3, 2)
+    assert len(rounds.messages) == 10  # every interleaving of those turns ran
+    for mid in rounds.messages:
+        assert slack.delivery_ids().count(message_delivery_id(mid, T0)) == 1
+        assert message(db, mid)["status"] == "sent"
+    assert len(slack.posts()) == len(rounds.messages)
+
+
+def test_a_worker_whose_lease_was_taken_over_cannot_overwrite_newer_state(
+    settings, db, slack, clock, capsys
+):
+    mid = seed_message(db)
+    late = make_runtime(settings, db, clock, "worker-late")
+    claim = claim_message(late, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
+    # The lease expired and a reconciler handed the occurrence to another worker.
+    clock.advance(timedelta(seconds=settings.lease_seconds + 1))
+    db.collection(MESSAGES).document(mid).update(
+        {"lease.owner": "worker-new", "lease.expires_at": clock.now() + timedelta(minutes=5)}
+    )
+    before = message(db, mid)
+    capsys.readouterr()
+
+    result = finalize(late, claim, PostResult(Outcome.FAILED, "channel_not_found"))
+
+    assert result is Result.FENCED
+    assert message(db, mid) == before
+    [entry] = ledger(db).values()
+    assert entry["status"] == "claimed"
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert line["severity"] == "ERROR"
+    assert (line["status"], line["error_code"], line["worker"]) == (
+        "fenced",
+        "channel_not_found",
+        "worker-late",
+    )
