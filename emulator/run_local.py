@@ -1,0 +1,176 @@
+"""`make run`: the whole product on this machine, the way it runs on Google Cloud.
+
+Starts the Firestore emulator and the Slack stand-in (or, with SLACK_BOT_TOKEN set and no
+SLACK_API_URL, uses real Slack), serves the `tick` target with functions-framework exactly as
+Cloud Functions would, seeds a few example schedules, and then plays Cloud Scheduler: an
+authenticated POST to `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed
+as the function logs it. Ctrl-C stops everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from google.cloud import firestore
+
+from core.store import MESSAGES
+from emulator.firestore import FirestoreEmulator
+from emulator.slack_standin import SlackStandIn
+
+ROOT = Path(__file__).resolve().parent.parent
+FUNCTION_PORT = int(os.environ.get("LOCAL_FUNCTION_PORT", "8080"))
+FIRESTORE_PORT = int(os.environ.get("LOCAL_FIRESTORE_PORT", "8686"))
+SLACK_PORT = int(os.environ.get("LOCAL_SLACK_PORT", "8765"))
+
+
+def examples(now: datetime, channel: str) -> dict[str, dict[str, Any]]:
+    """A few schedules that show what the product does, due within the first minutes."""
+    soon = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return {
+        "example-welcome": {
+            "channel": channel,
+            "text": "Welcome! This one-off message was due when `make run` started.",
+            "status": "pending",
+            "send_at": now,
+            "next_run_at": now,
+        },
+        "example-every-minute": {
+            "channel": channel,
+            "text": "Recurring: every minute, three times (FREQ=MINUTELY;COUNT=3).",
+            "timezone": "Europe/Berlin",
+            "rrule": "FREQ=MINUTELY;COUNT=3",
+            "dtstart": soon.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M"),
+            "status": "recurring",
+            "next_run_at": soon,
+        },
+        "example-no-broadcast": {
+            "channel": channel,
+            "text": "Heads up <!channel> & @here: user text never pings everyone.",
+            "status": "pending",
+            "send_at": now,
+            "next_run_at": now,
+        },
+        "example-bad-timezone": {
+            "channel": channel,
+            "text": "This one is stored with a timezone that does not exist.",
+            "timezone": "Mars/Olympus_Mons",
+            "status": "pending",
+            "send_at": now,
+            "next_run_at": now,
+        },
+    }
+
+
+def seed(project: str, channel: str) -> None:
+    db = firestore.Client(project=project)
+    now = datetime.now(UTC)
+    for doc_id, data in examples(now, channel).items():
+        db.collection(MESSAGES).document(doc_id).set(
+            {**data, "created_at": now, "updated_at": now, "version": 1}
+        )
+        print(f"seeded {doc_id}: {data['text']}", flush=True)
+
+
+def tick(token: str) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{FUNCTION_PORT}/",
+        data=b"{}",
+        method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:  # noqa: S310 (local)
+        body: dict[str, Any] = json.loads(response.read())
+        return body
+
+
+def wait_for_function(token: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit("the functions-framework server exited; see its output above")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{FUNCTION_PORT}/", timeout=2)
+        except urllib.error.HTTPError:
+            return  # it answers (405/401 to a bare GET): it is up
+        except OSError:
+            time.sleep(0.3)
+        else:
+            return
+    raise SystemExit("the functions-framework server did not start within 60 s")
+
+
+def main() -> int:
+    project = os.environ.get("GOOGLE_CLOUD_PROJECT", "demo-scheduler")
+    token = os.environ.get("ADMIN_TOKEN") or secrets.token_urlsafe(24)
+    interval = float(os.environ.get("LOCAL_TICK_SECONDS", "15"))
+    real_slack = bool(os.environ.get("SLACK_BOT_TOKEN")) and not os.environ.get("SLACK_API_URL")
+    channel = os.environ.get("DEMO_CHANNEL", "C0DEMO0001")
+    if real_slack and "DEMO_CHANNEL" not in os.environ:
+        raise SystemExit("sending to real Slack: set DEMO_CHANNEL to a channel id the bot is in")
+
+    stack: list[Any] = []
+    env = {**os.environ, "GOOGLE_CLOUD_PROJECT": project, "ADMIN_TOKEN": token}
+    env.setdefault("APP_ENV", "development")
+    try:
+        if not os.environ.get("FIRESTORE_EMULATOR_HOST"):
+            emulator = FirestoreEmulator(port=FIRESTORE_PORT)
+            emulator.start()
+            stack.append(emulator)
+            os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
+        env["FIRESTORE_EMULATOR_HOST"] = os.environ["FIRESTORE_EMULATOR_HOST"]
+        print(f"Firestore emulator: {env['FIRESTORE_EMULATOR_HOST']} (project {project})")
+        if real_slack:
+            print(f"Slack: real Slack, channel {channel}")
+        else:
+            standin = SlackStandIn(port=SLACK_PORT).start()
+            stack.append(standin)
+            env["SLACK_API_URL"] = standin.url
+            print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
+
+        function = subprocess.Popen(
+            [str(Path(sys.executable).parent / "functions-framework"), "--target", "tick",
+             "--source", str(ROOT / "main.py"), "--port", str(FUNCTION_PORT)],
+            cwd=ROOT,
+            env=env,
+        )
+        stack.append(function)
+        wait_for_function(token, function)
+        seed(project, channel)
+        print(f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
+              f"(Ctrl-C to stop). Admin token for this run: ADMIN_TOKEN={token}", flush=True)
+        signal.signal(signal.SIGTERM, _interrupt)
+        while True:
+            summary = tick(token)
+            counts = {k: v for k, v in summary.items() if isinstance(v, int) and v}
+            print(f"tick at {summary.get('now')}: {counts or 'nothing due'}", flush=True)
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+        return 0
+    finally:
+        for part in reversed(stack):
+            if isinstance(part, subprocess.Popen):
+                part.terminate()
+                part.wait(timeout=10)
+            else:
+                part.stop()
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
