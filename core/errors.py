@@ -43,6 +43,10 @@ class NotFound(HttpError):
     status, code = 404, "not_found"
 
 
+class MethodNotAllowed(HttpError):
+    status, code = 405, "method_not_allowed"
+
+
 class Conflict(HttpError):
     status, code = 409, "conflict"
 

@@ -74,7 +74,9 @@ def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
     if not isinstance(data, dict):
         raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
     try:
-        return model.model_validate(data)
+        # From the JSON text, so strict models take ISO-8601 strings for datetimes while
+        # still refusing "yes" for a bool or a bare number for an instant.
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         details = [
             {"field": ".".join(str(p) for p in err["loc"]) or "body", "message": err["msg"]}

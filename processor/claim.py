@@ -48,8 +48,11 @@ class Claim:
 def occurrence_of(data: dict[str, Any]) -> datetime:
     """The occurrence a waiting message delivers next: `next_run_at`, unless a released
     attempt is being retried later (then `occurrence_at` keeps its identity)."""
-    occurrence = data.get("occurrence_at") or data["next_run_at"]
-    assert isinstance(occurrence, datetime)
+    occurrence = data.get("occurrence_at") or data.get("next_run_at")
+    if not isinstance(occurrence, datetime):
+        raise DocumentError(
+            "invalid_occurrence_at", f"occurrence_at {occurrence!r} is not a timestamp"
+        )
     return occurrence
 
 
@@ -64,9 +67,9 @@ def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
         return _retire_deleted(rt, snap, now)
     try:
         message = Message.from_document(snap.id, data)
+        occurrence = occurrence_of(data)
     except DocumentError as exc:
         return reject_document(rt, snap, exc, now)
-    occurrence = occurrence_of(data)
     delivery_id = message_delivery_id(snap.id, occurrence)
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)

@@ -91,10 +91,11 @@ def preview_messages(due: list[Any]) -> list[dict[str, Any]]:
             "kind": "message",
             "id": snap.id,
             "channel": data.get("channel"),
-            "occurrence_at": occurrence_of(data).isoformat(),
+            "occurrence_at": None,
         }
         try:
             message = Message.from_document(snap.id, data)
+            entry["occurrence_at"] = occurrence_of(data).isoformat()
         except DocumentError as exc:
             entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}
         else:

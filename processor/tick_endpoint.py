@@ -9,7 +9,7 @@ import flask
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from core.clock import FixedClock
-from core.errors import BadRequest
+from core.errors import BadRequest, MethodNotAllowed
 from core.http import parse_body
 from core.runtime import runtime_for
 from core.settings import Settings
@@ -17,13 +17,15 @@ from processor.tick import run_tick
 
 
 class TickRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     dry_run: bool = False
     now: AwareDatetime | None = None
 
 
 def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, Any], int]:
+    if request.method != "POST":
+        raise MethodNotAllowed(f"tick takes POST, not {request.method}")
     # Copied environments share the scheduler's job definitions; only production's cron
     # may act. A person or service calling without the header still runs anywhere.
     if request.headers.get("X-CloudScheduler", "").lower() == "true" and not settings.is_production:

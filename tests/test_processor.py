@@ -196,6 +196,7 @@ def test_ambiguous_outcome_keeps_the_claim_and_never_resends(rt, db, slack, faul
         ({"text": "x" * 40_001}, "text_too_long"),
         ({"rrule": "FREQ=SOMETIMES", "dtstart": "2027-01-04T09:00"}, "invalid_rrule"),
         ({"rrule": "FREQ=DAILY"}, "invalid_dtstart"),
+        ({"occurrence_at": "yesterday"}, "invalid_occurrence_at"),
     ],
 )
 def test_bad_document_fails_with_a_code_and_the_tick_goes_on(rt, db, slack, fields, code):
