@@ -194,9 +194,11 @@ def _group_alive(pgid: int) -> bool:
 class FirestoreEmulator:
     """One emulator process (group) on host:port; port 0 picks a free one."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, rules: Path | None = None) -> None:
         self.host = host
         self.port = port or _free_port(host)
+        # Security rules apply to client-SDK requests only; server clients bypass them.
+        self.rules = rules
         self._process: subprocess.Popen[bytes] | None = None
         self._log_dir: Path | None = None
 
@@ -217,6 +219,8 @@ class FirestoreEmulator:
         if _port_in_use(self.host, self.port):
             raise RuntimeError(f"cannot start Firestore emulator: {self.host_port} is in use")
         command = _command(self.host, self.port)
+        if self.rules is not None:
+            command.append(f"--rules={self.rules.resolve()}")  # gcloud and the jar agree
         self._log_dir = Path(tempfile.mkdtemp(prefix="firestore-emulator-"))
         log_path = self._log_dir / "firestore-emulator.log"
         # A file, not a PIPE: nobody drains a pipe while tests run, and a full pipe would

@@ -8,6 +8,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,17 +29,15 @@ from tests.oidc import (  # noqa: F401  (fixtures, registered for every test mod
     signing_key,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
 ADMIN_TOKEN = "test-admin-token-0123456789"
 T0 = datetime(2027, 1, 4, 9, 0, tzinfo=UTC)  # a Monday
 
 
 @pytest.fixture(scope="session")
 def firestore_host() -> Iterator[str]:
-    existing = os.environ.get("FIRESTORE_EMULATOR_HOST")
-    if existing:
-        yield existing
-        return
-    emulator = FirestoreEmulator()
+    # Always our own emulator, with our security rules loaded, whatever the shell points at.
+    emulator = FirestoreEmulator(rules=ROOT / "firestore.rules")
     emulator.start()
     os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
     try:
