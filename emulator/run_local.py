@@ -140,16 +140,26 @@ def main() -> int:
             print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
 
         function = subprocess.Popen(
-            [str(Path(sys.executable).parent / "functions-framework"), "--target", "tick",
-             "--source", str(ROOT / "main.py"), "--port", str(FUNCTION_PORT)],
+            [
+                str(Path(sys.executable).parent / "functions-framework"),
+                "--target",
+                "tick",
+                "--source",
+                str(ROOT / "main.py"),
+                "--port",
+                str(FUNCTION_PORT),
+            ],
             cwd=ROOT,
             env=env,
         )
         stack.append(function)
         wait_for_function(token, function)
         seed(project, channel)
-        print(f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
-              f"(Ctrl-C to stop). Admin token for this run: ADMIN_TOKEN={token}", flush=True)
+        print(
+            f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
+            f"(Ctrl-C to stop). Admin token for this run: ADMIN_TOKEN={token}",
+            flush=True,
+        )
         signal.signal(signal.SIGTERM, _interrupt)
         while True:
             summary = tick(token)
