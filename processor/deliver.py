@@ -7,6 +7,7 @@ suffices."""
 from __future__ import annotations
 
 from core import logs
+from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
@@ -30,6 +31,10 @@ def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
 def send(rt: Runtime, claim: Claim) -> PostResult:
     try:
         rendered = to_slack(claim.message.text, allow_broadcast=claim.message.allow_broadcast)
+    except DocumentError as exc:
+        # Nothing was posted: a text we cannot render is a definitive failure.
+        return PostResult(Outcome.FAILED, exc.code, detail=exc.message)
+    try:
         return rt.slack.post(
             claim.message.channel, rendered.text, claim.delivery_id, blocks=rendered.blocks
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import timedelta
 
@@ -258,3 +259,24 @@ def test_dry_run_reports_previews_and_writes_nothing(rt, db, slack):
     assert {d.id: d.update_time for d in db.collection(MESSAGES).stream()} == before
     assert ledger(db) == {}
     assert slack.posts() == []
+
+
+def test_one_json_log_line_per_delivery_outcome(rt, db, slack, capsys):
+    sent = seed_message(db)
+    failed = seed_message(db, channel="C0FAILING1")
+    slack.inject(Fault(kind="error", code="channel_not_found", channel="C0FAILING1"))
+
+    run_tick(rt)
+
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    outcomes = {line["message_id"]: line for line in lines if "delivery_id" in line}
+    assert set(outcomes) == {sent, failed}
+    assert (outcomes[sent]["severity"], outcomes[sent]["status"]) == ("INFO", "sent")
+    assert outcomes[failed]["severity"] == "ERROR"
+    assert (outcomes[failed]["status"], outcomes[failed]["error_code"]) == (
+        "failed",
+        "channel_not_found",
+    )
+    for line in outcomes.values():
+        assert line["occurrence_at"] == T0.isoformat()
+        assert "xoxb" not in json.dumps(line)

@@ -1,0 +1,49 @@
+"""Settings: defaults, the contract's variables, and loud failures naming the variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import SettingsError
+from core.settings import Settings
+
+LOCAL = {"SLACK_API_URL": "http://127.0.0.1:1/api/"}
+
+
+def test_defaults_are_the_contracts():
+    s = Settings.from_env(LOCAL)
+    assert (s.lease_seconds, s.tick_limit, s.max_attempts) == (300, 500, 5)
+    assert s.app_env == "development"
+    assert s.trigger_service_accounts == frozenset()
+
+
+def test_service_accounts_are_split_and_trimmed():
+    s = Settings.from_env({**LOCAL, "TRIGGER_SERVICE_ACCOUNTS": " a@x.test, ,b@x.test "})
+    assert s.trigger_service_accounts == {"a@x.test", "b@x.test"}
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"APP_ENV": "prod"}, "APP_ENV"),
+        ({"TICK_LIMIT": "lots"}, "TICK_LIMIT"),
+        ({"MAX_ATTEMPTS": "0"}, "MAX_ATTEMPTS"),
+        ({"LEASE_SECONDS": "19", "SLACK_TIMEOUT_SECONDS": "10"}, "LEASE_SECONDS=19"),
+    ],
+)
+def test_bad_values_fail_naming_the_variable(env, named):
+    with pytest.raises(SettingsError, match=named):
+        Settings.from_env({**LOCAL, **env})
+
+
+def test_a_lease_of_exactly_twice_the_slack_timeout_is_accepted():
+    s = Settings.from_env({**LOCAL, "LEASE_SECONDS": "20", "SLACK_TIMEOUT_SECONDS": "10"})
+    assert s.lease_seconds == 20
+
+
+def test_real_slack_needs_a_bot_token():
+    with pytest.raises(SettingsError, match="SLACK_BOT_TOKEN"):
+        Settings.from_env({})
+    assert Settings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"}).slack_api_url == (
+        "https://slack.com/api/"
+    )
