@@ -28,6 +28,7 @@ class Settings:
     oidc_certs_url: str
     lease_seconds: int
     tick_limit: int
+    tick_budget_seconds: int
     max_attempts: int
     alert_channel: str | None
 
@@ -56,6 +57,7 @@ class Settings:
             oidc_certs_url=_text(env, "OIDC_CERTS_URL") or GOOGLE_CERTS_URL,
             lease_seconds=_int(env, "LEASE_SECONDS", 300, minimum=1),
             tick_limit=_int(env, "TICK_LIMIT", 500, minimum=1),
+            tick_budget_seconds=_int(env, "TICK_BUDGET_SECONDS", 50, minimum=1),
             max_attempts=_int(env, "MAX_ATTEMPTS", 5, minimum=1),
             alert_channel=_text(env, "ALERT_CHANNEL"),
         )

@@ -16,6 +16,7 @@ import enum
 import socket
 import urllib.error
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from slack_sdk import WebClient
@@ -116,6 +117,26 @@ def delivery_metadata(delivery_id: str) -> dict[str, Any]:
     return {"event_type": EVENT_TYPE, "event_payload": {"delivery_id": delivery_id}}
 
 
+class Witness(enum.Enum):
+    """What Slack's own history says about one delivery_id."""
+
+    FOUND = "found"  # a message carrying the delivery_id is in the channel
+    ABSENT = "absent"  # the whole window was read and it is not there
+    UNREADABLE = "unreadable"  # history cannot be read (scope, membership, auth)
+    TRY_LATER = "try_later"  # a passing problem (rate limit, 5xx, connection): ask again
+
+
+@dataclass(frozen=True)
+class Lookup:
+    witness: Witness
+    ts: str | None = None
+    code: str | None = None
+
+
+def _slack_ts(instant: datetime) -> str:
+    return f"{instant.timestamp():.6f}"
+
+
 class SlackTransport:
     def __init__(self, token: str, base_url: str, timeout_seconds: int) -> None:
         # No retry handlers: the SDK's default one re-posts after a connection that dropped
@@ -123,6 +144,40 @@ class SlackTransport:
         self._client = WebClient(
             token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
         )
+
+    def find_delivery(
+        self, channel: str, delivery_id: str, oldest: datetime, latest: datetime
+    ) -> Lookup:
+        """Ask the channel's history whether a message carrying `delivery_id` was posted
+        between `oldest` and `latest`: Slack as the witness of an ambiguous send."""
+        cursor: str | None = None
+        while True:
+            try:
+                page = self._client.conversations_history(
+                    channel=channel,
+                    oldest=_slack_ts(oldest),
+                    latest=_slack_ts(latest),
+                    inclusive=True,
+                    include_all_metadata=True,
+                    limit=200,
+                    cursor=cursor,
+                )
+            except SlackApiError as exc:
+                r = exc.response
+                result = classify_api_error(r.status_code, r.data, dict(r.headers))
+                witness = (
+                    Witness.UNREADABLE if result.outcome is Outcome.FAILED else Witness.TRY_LATER
+                )
+                return Lookup(witness, code=result.code)
+            except Exception as exc:  # reads are safe to repeat: ask again next tick
+                return Lookup(Witness.TRY_LATER, code=classify_exception(exc).code)
+            for message in page.get("messages") or []:
+                payload = (message.get("metadata") or {}).get("event_payload") or {}
+                if payload.get("delivery_id") == delivery_id:
+                    return Lookup(Witness.FOUND, ts=message.get("ts"))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if not page.get("has_more") or not cursor:
+                return Lookup(Witness.ABSENT)
 
     def post(
         self,

@@ -36,3 +36,16 @@ def due_messages(db: firestore.Client, now: datetime, limit: int) -> list[Snapsh
         .limit(limit)
     )
     return list(query.stream())
+
+
+def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+    """Messages still `sending` whose lease ran out: the worker died, or the send was
+    ambiguous. Through the (status, lease.expires_at) composite index."""
+    query = (
+        db.collection(MESSAGES)
+        .where(filter=FieldFilter("status", "==", Status.SENDING))
+        .where(filter=FieldFilter("lease.expires_at", "<=", now))
+        .order_by("lease.expires_at")
+        .limit(limit)
+    )
+    return list(query.stream())

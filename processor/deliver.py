@@ -6,6 +6,8 @@ suffices."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from core import logs
 from core.errors import DocumentError
 from core.runtime import Runtime
@@ -13,6 +15,7 @@ from core.slack import Outcome, PostResult
 from core.store import Snapshot
 from formatting.slack_text import to_slack
 from processor.claim import Claim, claim_message
+from processor.escalate import escalate
 from processor.finalize import finalize
 from processor.outcome import Result
 
@@ -24,7 +27,7 @@ def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
         return claim, False
     post = send(rt, claim)  # pragma: SYNCPOINT claimed
     result = finalize(rt, claim, post)
-    _log_outcome(claim, post, result)
+    report_outcome(rt, claim, post, result)
     return result, True
 
 
@@ -44,22 +47,34 @@ def send(rt: Runtime, claim: Claim) -> PostResult:
         return PostResult(Outcome.AMBIGUOUS, "internal_exception", detail=repr(exc))
 
 
-def _log_outcome(claim: Claim, post: PostResult, result: Result) -> None:
+def report_outcome(rt: Runtime, claim: Claim, post: PostResult, result: Result) -> None:
+    """The one log line per delivery outcome (and the escalation of a failure)."""
     if result is Result.FENCED:
         return  # finalize already logged the dropped late result
-    fields = {
-        "message_id": claim.message.id,
+    fields: dict[str, Any] = {
         "delivery_id": claim.delivery_id,
-        "occurrence_at": claim.occurrence_at,
-        "status": result.value,
-        "error_code": post.code,
         "attempt": claim.attempts,
         "channel": claim.message.channel,
         "slack_ts": post.ts,
     }
-    if result is Result.FAILED:
-        logs.error("delivery failed", error_message=post.detail, **fields)
-    elif result is Result.AMBIGUOUS:
+    if result in (Result.FAILED, Result.UNCONFIRMED):
+        escalate(
+            rt,
+            status=result.value,
+            message_id=claim.message.id,
+            occurrence_at=claim.occurrence_at,
+            error_code=post.code,
+            detail=post.detail,
+            **fields,
+        )
+        return
+    fields |= {
+        "message_id": claim.message.id,
+        "occurrence_at": claim.occurrence_at,
+        "status": result.value,
+        "error_code": post.code,
+    }
+    if result is Result.AMBIGUOUS:
         logs.warning("delivery outcome unknown; held for reconciliation", **fields)
     elif result is Result.RELEASED:
         logs.warning(

@@ -26,8 +26,30 @@ from processor.outcome import Result
 
 
 def finalize(rt: Runtime, claim: Claim, post: PostResult) -> Result:
+    """Record what a send did (or what reconciliation proved it did)."""
+    message_update, ledger_update, result = _updates(claim, post, rt.clock.now())
+    return _apply(rt, claim, message_update, ledger_update, result, post)
+
+
+def hold_unconfirmed(rt: Runtime, claim: Claim, code: str | None, detail: str) -> Result:
+    """The send's outcome cannot be verified and policy forbids resending: park it as
+    `unconfirmed` for a person to settle. Never resent by itself."""
+    error = {"code": code, "message": detail, "at": rt.clock.now()}
+    message = {"status": Status.UNCONFIRMED, "lease": firestore.DELETE_FIELD, "last_error": error}
+    ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
+    post = PostResult(Outcome.AMBIGUOUS, code, detail=detail)
+    return _apply(rt, claim, message, ledger, Result.UNCONFIRMED, post)
+
+
+def _apply(
+    rt: Runtime,
+    claim: Claim,
+    message_update: dict[str, Any],
+    ledger_update: dict[str, Any],
+    result: Result,
+    post: PostResult,
+) -> Result:
     now = rt.clock.now()
-    message_update, ledger_update, result = _updates(claim, post, now)
     message_update |= {"updated_at": now, "version": firestore.Increment(1)}
     for _ in range(2):
         try:

@@ -1,8 +1,9 @@
-"""One processing pass: every due message, oldest first, at most TICK_LIMIT of them."""
+"""One processing pass: expired leases settled, then every due message, oldest first, at
+most TICK_LIMIT of them."""
 
 from __future__ import annotations
 
-from collections import Counter
+from datetime import timedelta
 from typing import Any
 
 from core import logs
@@ -13,38 +14,32 @@ from core.store import due_messages
 from formatting.slack_text import to_slack
 from processor.claim import occurrence_of
 from processor.deliver import deliver_message
-from processor.outcome import Result
-
-# The contract's summary counts, always present so a dashboard never sees a missing key.
-_COUNTS = (
-    "sent",
-    "failed",
-    "claimed",
-    "advanced",
-    "completed",
-    "skipped",
-    "duplicates",
-    "released",
-    "ambiguous",
-    "reconciled",
-    "errors",
-)
+from processor.outcome import SUMMARY_KEYS, tally
+from processor.pacing import ChannelPacer
+from processor.reconcile import reconcile_expired
 
 
 def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
+    """Settle expired leases, then deliver what is due: oldest first, paced per channel,
+    within the pass's time budget."""
     now = rt.clock.now()
-    due = due_messages(rt.db, now, rt.settings.tick_limit)
     if dry_run:
-        previews = preview_messages(due)
+        due = due_messages(rt.db, now, rt.settings.tick_limit)
         return {
-            **dict.fromkeys(_COUNTS, 0),
+            **dict.fromkeys(SUMMARY_KEYS, 0),
             "dry_run": True,
             "due": len(due),
-            "previews": previews,
+            "previews": preview_messages(due),
             "now": now.isoformat(),
         }
-    counts: Counter[str] = Counter()
+    counts = reconcile_expired(rt)
+    due = due_messages(rt.db, now, rt.settings.tick_limit)
+    pacer = ChannelPacer(rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds))
     for snap in due:
+        channel = (snap.to_dict() or {}).get("channel")
+        if isinstance(channel, str) and not pacer.acquire(channel):
+            counts["deferred"] += 1  # not claimed: the next pass takes it
+            continue
         try:
             result, claimed = deliver_message(rt, snap)
         except Exception as exc:
@@ -60,24 +55,9 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             )
             continue
         counts["claimed"] += claimed
-        counts["sent"] += result.delivered
-        if result in _COUNT_OF:
-            counts[_COUNT_OF[result]] += 1
-    summary: dict[str, Any] = {name: counts[name] for name in _COUNTS}
+        tally(counts, result)
+    summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": len(due), "now": now.isoformat()}
-
-
-# Every delivered occurrence counts in `sent`; these say more about what happened.
-_COUNT_OF = {
-    Result.ADVANCED: "advanced",
-    Result.COMPLETED: "completed",
-    Result.FAILED: "failed",
-    Result.RELEASED: "released",
-    Result.AMBIGUOUS: "ambiguous",
-    Result.DUPLICATE: "duplicates",
-    Result.SKIPPED: "skipped",
-    Result.FENCED: "duplicates",
-}
 
 
 def preview_messages(due: list[Any]) -> list[dict[str, Any]]:

@@ -58,14 +58,15 @@ def db(project: str) -> firestore.Client:
 
 
 @pytest.fixture
-def slack() -> Iterator[SlackStandIn]:
-    with SlackStandIn() as standin:
-        yield standin
+def clock() -> FixedClock:
+    return FixedClock(T0)
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock(T0)
+def slack(clock: FixedClock) -> Iterator[SlackStandIn]:
+    # On the test's clock, so message ts line up with the instants the processor sees.
+    with SlackStandIn(clock=clock) as standin:
+        yield standin
 
 
 @pytest.fixture

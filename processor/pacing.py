@@ -1,0 +1,34 @@
+"""Pacing: at most one post per second per channel within a pass, and a pass that ends in
+time for the next one.
+
+Slack allows about one message per second per channel; a burst of 200 due messages to one
+channel must not trip its rate limit. The pacer waits (on the injected clock) until the
+channel's next slot. When that slot is past the pass's budget, the message is left for the
+next pass instead: not claimed, so nothing is held and nothing is lost."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from core.clock import Clock
+
+POST_INTERVAL = timedelta(seconds=1)
+
+
+class ChannelPacer:
+    def __init__(self, clock: Clock, budget: timedelta) -> None:
+        self._clock = clock
+        self._deadline = clock.now() + budget
+        self._next_slot: dict[str, datetime] = {}
+
+    def acquire(self, channel: str) -> bool:
+        """Wait for the channel's next slot and take it; False (without waiting) when that
+        slot is beyond the pass's budget."""
+        now = self._clock.now()
+        slot = max(self._next_slot.get(channel, now), now)
+        if slot > self._deadline:
+            return False
+        if slot > now:
+            self._clock.sleep((slot - now).total_seconds())
+        self._next_slot[channel] = slot + POST_INTERVAL
+        return True

@@ -1,0 +1,200 @@
+"""Reconciliation: settling occurrences whose lease expired while still `sending`.
+
+A lease expires when its worker died or its send was ambiguous (timeout, dropped
+connection, 5xx). Firestore cannot say what happened, but Slack can: every post carries its
+`delivery_id` in message metadata, so the channel's history is read for the window from the
+claim to now.
+
+- Found: it was delivered; finalize as delivered with that `ts`, never send again.
+- Absent: it was not; release it for another attempt with exponential backoff, up to
+  MAX_ATTEMPTS, then `failed` with `max_attempts`.
+- Unreadable (missing scope, not in channel, bad auth): the message's `on_ambiguous` decides:
+  `hold` (default) parks it `unconfirmed` and escalates, never resending by itself; `retry`
+  treats it as absent (at-least-once: a duplicate is possible, a loss is not).
+- A passing problem reading history (rate limit, 5xx): left claimed, asked again once the
+  reconciler's own lease runs out.
+
+The reconciler first takes the lease over in one precondition-checked batch (message and
+ledger), which fences the old worker: its late finalize fails, whatever it was about to say.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core.exceptions import FailedPrecondition
+from google.cloud import firestore
+
+from core import logs
+from core.errors import DocumentError
+from core.models import LedgerStatus, Message, message_delivery_id
+from core.runtime import Runtime
+from core.slack import Lookup, Outcome, PostResult, Witness
+from core.store import DELIVERIES, Snapshot, expired_leases
+from processor.claim import Claim
+from processor.deliver import report_outcome
+from processor.finalize import finalize, hold_unconfirmed
+from processor.outcome import Result, tally
+
+# Slack's clock and ours may disagree a little; the history window allows for it.
+CLOCK_SKEW = timedelta(minutes=5)
+BACKOFF_BASE = timedelta(minutes=1)
+BACKOFF_CAP = timedelta(hours=1)
+ON_AMBIGUOUS = ("hold", "retry")
+
+
+def backoff(attempts: int) -> timedelta:
+    """1, 2, 4, 8... minutes after the n-th failed attempt, at most an hour."""
+    return min(BACKOFF_BASE * (1 << max(attempts - 1, 0)), BACKOFF_CAP)
+
+
+def reconcile_expired(rt: Runtime) -> Counter[str]:
+    """Settle every expired lease this pass can take; the tick's summary counts."""
+    counts: Counter[str] = Counter()
+    for snap in expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit):
+        try:
+            result = reconcile_one(rt, snap)
+        except Exception as exc:
+            counts["errors"] += 1
+            logs.error(
+                "reconciling a message raised",
+                message_id=snap.id,
+                status="error",
+                error_code=type(exc).__name__,
+                error_message=str(exc),
+            )
+            continue
+        if result is not None:
+            tally(counts, result)
+            counts["reconciled"] += result not in (Result.DUPLICATE, Result.FENCED)
+    return counts
+
+
+def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
+    """Settle one expired lease; None when Slack could not be asked this time."""
+    data = snap.to_dict() or {}
+    lease = data.get("lease") or {}
+    occurrence = lease.get("occurrence_at")
+    try:
+        message = Message.from_document(snap.id, data)
+    except DocumentError as exc:
+        logs.error(
+            "a sending message no longer parses; held",
+            message_id=snap.id,
+            status="error",
+            error_code=exc.code,
+            error_message=exc.message,
+        )
+        return None
+    if not isinstance(occurrence, datetime):
+        logs.error(
+            "a sending message has no lease occurrence; held",
+            message_id=snap.id,
+            status="error",
+            error_code="invalid_lease",
+        )
+        return None
+    taken = _take_over(rt, snap, message, occurrence)
+    if taken is None:
+        return Result.DUPLICATE  # another reconciler (or the late worker) got there first
+    claim, claimed_at = taken
+    lookup = rt.slack.find_delivery(
+        message.channel,
+        claim.delivery_id,
+        oldest=claimed_at - CLOCK_SKEW,
+        latest=rt.clock.now() + CLOCK_SKEW,
+    )
+    return _settle(rt, claim, lookup, data.get("on_ambiguous", "hold"))
+
+
+def _settle(rt: Runtime, claim: Claim, lookup: Lookup, policy: Any) -> Result | None:
+    if lookup.witness is Witness.TRY_LATER:
+        logs.warning(
+            "Slack history could not be read now; asking again later",
+            message_id=claim.message.id,
+            delivery_id=claim.delivery_id,
+            occurrence_at=claim.occurrence_at,
+            status="sending",
+            error_code=lookup.code,
+        )
+        return None
+    if lookup.witness is Witness.FOUND:
+        post = PostResult(Outcome.DELIVERED, ts=lookup.ts, detail="found in channel history")
+    elif lookup.witness is Witness.UNREADABLE and policy != "retry":
+        # Anything but an explicit "retry" holds: never resend on a guess.
+        detail = f"Slack history unreadable ({lookup.code}); outcome unverified, not resent"
+        result = hold_unconfirmed(rt, claim, lookup.code, detail)
+        report_outcome(rt, claim, PostResult(Outcome.AMBIGUOUS, lookup.code, detail=detail), result)
+        return result
+    elif claim.attempts >= rt.settings.max_attempts:
+        post = PostResult(
+            Outcome.FAILED, "max_attempts", detail=f"not delivered after {claim.attempts} attempts"
+        )
+    else:
+        wait = backoff(claim.attempts)
+        post = PostResult(
+            Outcome.RETRY_LATER,
+            "not_delivered",
+            retry_after=int(wait.total_seconds()),
+            detail="absent from channel history; released for another attempt",
+        )
+    result = finalize(rt, claim, post)
+    report_outcome(rt, claim, post, result)
+    return result
+
+
+def _take_over(
+    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime
+) -> tuple[Claim, datetime] | None:
+    delivery_id = message_delivery_id(message.id, occurrence)
+    ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
+    ledger = ledger_ref.get()
+    entry = ledger.to_dict() or {}
+    if entry.get("status") != LedgerStatus.CLAIMED:
+        logs.error(
+            "a sending message has no claimed ledger entry; held for an operator",
+            message_id=message.id,
+            delivery_id=delivery_id,
+            occurrence_at=occurrence,
+            status="error",
+            error_code="ledger_mismatch",
+            ledger_status=entry.get("status"),
+        )
+        return None
+    now = rt.clock.now()
+    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
+    batch = rt.db.batch()
+    batch.update(
+        snap.reference,
+        {
+            "lease.owner": rt.worker_id,
+            "lease.expires_at": expires_at,
+            "updated_at": now,
+            "version": firestore.Increment(1),
+        },
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    batch.update(
+        ledger_ref,
+        {"worker": rt.worker_id, "lease_expires_at": expires_at, "reconciled_at": now},
+        option=rt.db.write_option(last_update_time=ledger.update_time),
+    )
+    try:
+        results = batch.commit()  # pragma: SYNCPOINT takeover
+    except FailedPrecondition:
+        return None
+    attempts = int(entry.get("attempts") or 1)
+    claim = Claim(
+        message,
+        occurrence,
+        delivery_id,
+        attempts,
+        rt.worker_id,
+        expires_at,
+        results[0].update_time,
+        results[1].update_time,
+    )
+    claimed_at = entry.get("claimed_at")
+    return claim, claimed_at if isinstance(claimed_at, datetime) else occurrence
