@@ -88,7 +88,7 @@ def _commit(
         ledger_update,
         option=rt.db.write_option(last_update_time=claim.ledger_version),
     )
-    batch.commit()  # pragma: SYNCPOINT finalize
+    batch.commit()  # pragma: SYNCPOINT lease
 
 
 def _still_ours(rt: Runtime, claim: Claim) -> Claim | None:

@@ -182,7 +182,7 @@ def _take_over(
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     try:
-        results = batch.commit()  # pragma: SYNCPOINT takeover
+        results = batch.commit()  # pragma: SYNCPOINT lease
     except FailedPrecondition:
         return None
     attempts = int(entry.get("attempts") or 1)

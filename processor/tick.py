@@ -76,9 +76,10 @@ def preview_messages(due: list[Any]) -> list[dict[str, Any]]:
         try:
             message = Message.from_document(snap.id, data)
             entry["occurrence_at"] = occurrence_of(data).isoformat()
+            rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
         except DocumentError as exc:
             entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}
         else:
-            entry["text"] = to_slack(message.text, allow_broadcast=message.allow_broadcast).text
+            entry["text"] = rendered.text
         previews.append(entry)
     return previews

@@ -33,7 +33,8 @@ def entry(db, mid, occurrence=T0):
 
 
 @pytest.mark.parametrize(
-    "fault", [Fault(kind="drop_after_receipt"), Fault(kind="slow", delay=1.5)],
+    "fault",
+    [Fault(kind="drop_after_receipt"), Fault(kind="slow", delay=1.5)],
     ids=["dropped-after-receipt", "timeout"],
 )
 def test_an_ambiguous_send_that_reached_slack_is_finalized_from_history(rt, db, slack, fault):
@@ -88,15 +89,16 @@ def test_a_worker_that_died_after_its_claim_is_recovered(rt, db, slack):
 
 
 def test_attempts_run_out_into_failed_with_an_alert(settings, db, slack, clock, capsys):
-    rt = make_runtime(replace(settings, max_attempts=2, alert_channel="C0ALERTS1"), db, clock,
-                      "worker-a")
+    rt = make_runtime(
+        replace(settings, max_attempts=2, alert_channel="C0ALERTS1"), db, clock, "worker-a"
+    )
     mid = seed_message(db)
     slack.inject(Fault(kind="server_error", channel="C0123ABCD"))
     for _ in range(2):
         run_tick(rt)  # claim, ambiguous
         past_lease(rt)
         run_tick(rt)  # absent: released (first time) or failed (second)
-        rt.clock.advance(backoff(1))
+        clock.advance(backoff(1))
 
     doc = message(db, mid)
     assert (doc["status"], doc["last_error"]["code"]) == ("failed", "max_attempts")
@@ -120,7 +122,7 @@ def test_unreadable_history_holds_the_send_unconfirmed_and_never_resends(
     past_lease(rt)
 
     summary = run_tick(rt)
-    rt.clock.advance(timedelta(days=1))
+    clock.advance(timedelta(days=1))
     run_tick(rt)
 
     assert (summary["unconfirmed"], summary["reconciled"]) == (1, 1)

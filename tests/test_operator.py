@@ -1,0 +1,84 @@
+"""Operator tools: list what needs a person, settle it with a recorded reason."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from core.models import message_delivery_id
+from core.store import MESSAGES
+from emulator.slack_standin import Fault
+from processor.claim import Claim, claim_message
+from processor.operator import OperatorError, main, mark_delivered, release
+from processor.tick import run_tick
+from tests.conftest import T0, ledger, message, seed_message
+
+
+def unconfirmed_message(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="drop_after_receipt", times=1))
+    slack.inject(Fault(kind="error", code="missing_scope", method="conversations.history"))
+    run_tick(rt)
+    rt.clock.advance(timedelta(seconds=301))
+    run_tick(rt)
+    assert message(db, mid)["status"] == "unconfirmed"
+    return mid
+
+
+def test_list_shows_what_needs_a_person(rt, db, slack, capsys):
+    mid = unconfirmed_message(rt, db, slack)
+    capsys.readouterr()
+
+    assert main(["list"]) == 0
+
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (row["delivery_id"], row["status"]) == (message_delivery_id(mid, T0), "unconfirmed")
+
+
+def test_mark_delivered_settles_an_unconfirmed_send_for_good(rt, db, slack):
+    mid = unconfirmed_message(rt, db, slack)
+    delivery_id = message_delivery_id(mid, T0)
+    [post] = slack.posts()
+
+    mark_delivered(rt, delivery_id, post.ts, "seen in #ops by Ana", "ana")
+
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_slack_ts"]) == ("sent", post.ts)
+    entry = ledger(db)[delivery_id]
+    assert (entry["status"], entry["slack_ts"]) == ("sent", post.ts)
+    assert entry["operator"]["action"] == "mark_delivered"
+    assert (entry["operator"]["reason"], entry["operator"]["by"]) == ("seen in #ops by Ana", "ana")
+    rt.clock.advance(timedelta(days=1))
+    run_tick(rt)
+    assert len(slack.posts()) == 1
+
+
+def test_release_resends_a_failed_occurrence_through_the_same_ledger_entry(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="error", code="not_in_channel", times=1))
+    run_tick(rt)
+    delivery_id = message_delivery_id(mid, T0)
+
+    release(rt, delivery_id, "bot invited to the channel", "ana")
+    run_tick(rt)
+
+    assert slack.delivery_ids() == [delivery_id]
+    entry = ledger(db)[delivery_id]
+    assert (entry["status"], entry["attempts"]) == ("sent", 2)
+    assert entry["operator"]["reason"] == "bot invited to the channel"
+
+
+def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
+    mid = seed_message(db)
+    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
+
+    with pytest.raises(OperatorError, match="live lease"):
+        release(rt, claim.delivery_id, "impatient", "ana")
+    with pytest.raises(OperatorError, match="reason"):
+        release(rt, claim.delivery_id, " ", "ana")
+    with pytest.raises(OperatorError, match="no delivery"):
+        release(rt, "m:nope:20270104T090000Z", "typo", "ana")
+    assert message(db, mid)["status"] == "sending"

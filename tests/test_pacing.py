@@ -1,0 +1,61 @@
+"""Pacing: never more than one post per second per channel, and a burst that does not fit
+the pass's budget waits for the next pass instead of being held or lost."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from datetime import timedelta
+from decimal import Decimal
+from itertools import pairwise
+
+from emulator.slack_standin import Fault
+from processor.tick import run_tick
+from tests.conftest import T0, make_runtime, message, seed_message
+
+
+def gaps_per_channel(slack):
+    stamps = defaultdict(list)
+    for post in slack.posts():
+        stamps[post.channel].append(Decimal(post.ts))
+    return {c: [b - a for a, b in pairwise(s)] for c, s in stamps.items()}
+
+
+def test_a_burst_to_one_channel_is_paced_at_one_post_per_second(rt, db, slack):
+    for n in range(5):
+        seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n))
+    seed_message(db, channel="C0OTHER01")
+
+    summary = run_tick(rt)
+
+    assert summary["sent"] == 6
+    assert rt.clock.slept == [1.0, 1.0, 1.0, 1.0]  # the other channel never waited
+    gaps = gaps_per_channel(slack)
+    assert all(gap >= 1 for gap in gaps["C0123ABCD"])
+    assert len(gaps["C0123ABCD"]) == 4
+
+
+def test_what_does_not_fit_the_budget_is_left_for_the_next_pass(settings, db, slack, clock):
+    rt = make_runtime(replace(settings, tick_budget_seconds=2), db, clock, "worker-a")
+    ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n)) for n in range(5)]
+
+    first = run_tick(rt)
+
+    assert (first["sent"], first["deferred"], first["claimed"]) == (3, 2, 3)
+    assert [message(db, i)["status"] for i in ids] == ["sent"] * 3 + ["pending"] * 2
+    clock.advance(timedelta(minutes=1))
+    assert run_tick(rt)["sent"] == 2
+    assert len(slack.posts()) == 5
+
+
+def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="rate_limit", retry_after=5, times=3))
+
+    for _ in range(3):
+        assert run_tick(rt)["released"] == 1
+        rt.clock.advance(timedelta(seconds=5))
+    assert run_tick(rt)["sent"] == 1
+
+    assert len(slack.posts()) == 1
+    assert message(db, mid)["status"] == "sent"
