@@ -1,31 +1,33 @@
-"""Turn a message's source text into what Slack is sent, safely.
+"""Turn a message's Markdown source into what Slack is sent: the one function both the
+processor and every preview call, so a preview is exactly what will be posted.
 
-This is the security boundary for user text: `&`, `<` and `>` are escaped except inside the
-Slack entities an author writes on purpose (user, channel and user-group mentions, dates,
-links), and broadcasts (`<!channel>`, `<!here>`, `<!everyone>` and their `@` spellings) are
-neutralised unless the message explicitly allows them. The full Markdown conversion is the
-formatting issue's work; this module is where it lands, so the processor and the preview
-share one function.
+This is the security boundary for user text (formatting/escape.py): `&`, `<` and `>` are
+escaped except inside the Slack entities an author writes on purpose, and broadcasts are
+neutralised unless the message sets `allow_broadcast`.
+
+Blocks are always sent, not only for long messages: a message then renders the same way
+whatever its length, and slack_sdk validates every post's layout before it leaves. `text` is
+what notifications, search and clients without Block Kit show; it holds the whole mrkdwn
+unless that exceeds the 40,000 characters chat.postMessage keeps, in which case it is cut by
+us at a line boundary (never inside an entity, as Slack's own truncation could) and ends
+with an ellipsis. The blocks always carry the whole message.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-_ENTITY = re.compile(r"<[^<>\n]*>")
-_KEPT_ENTITY = re.compile(
-    r"^<(?:@[UW][A-Z0-9]+(?:\|[^<>]*)?"
-    r"|#C[A-Z0-9]+(?:\|[^<>]*)?"
-    r"|!subteam\^[A-Z0-9]+(?:\|[^<>]*)?"
-    r"|!date\^\d+\^[^<>]*"
-    r"|(?:https?://|mailto:)[^\s<>|]+(?:\|[^<>]*)?)>$"
-)
-_BROADCAST_ENTITY = re.compile(r"^<!(channel|here|everyone)(?:\|[^<>]*)?>$")
-_BROADCAST_WORD = re.compile(r"@(channel|here|everyone)\b", re.IGNORECASE)
-# A word joiner keeps "@here" readable while Slack no longer sees the keyword.
-_JOINER = "\u2060"
+from core.errors import DocumentError
+from formatting.blocks import cut_point, section_blocks
+from formatting.escape import escape
+from formatting.markdown import join, to_blocks
+
+# `escape` stays importable from here: code that builds its own Slack text (alerts) uses it.
+__all__ = ["SlackMessage", "escape", "to_slack"]
+
+TEXT_LIMIT = 40_000
+_ELLIPSIS = "\n…"
 
 
 @dataclass(frozen=True)
@@ -34,29 +36,18 @@ class SlackMessage:
     blocks: list[dict[str, Any]] | None = None
 
 
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _neutralise_words(text: str) -> str:
-    return _BROADCAST_WORD.sub(lambda m: "@" + _JOINER + m.group(1), text)
-
-
 def to_slack(source: str, *, allow_broadcast: bool = False) -> SlackMessage:
-    out: list[str] = []
-    pos = 0
-    for match in _ENTITY.finditer(source):
-        plain = source[pos : match.start()]
-        out.append(escape(plain if allow_broadcast else _neutralise_words(plain)))
-        entity = match.group(0)
-        broadcast = _BROADCAST_ENTITY.match(entity)
-        if broadcast:
-            out.append(entity if allow_broadcast else "@" + _JOINER + broadcast.group(1))
-        elif _KEPT_ENTITY.match(entity):
-            out.append(entity)
-        else:
-            out.append(escape(entity))
-        pos = match.end()
-    tail = source[pos:]
-    out.append(escape(tail if allow_broadcast else _neutralise_words(tail)))
-    return SlackMessage(text="".join(out))
+    rendered = to_blocks(source, allow_broadcast=allow_broadcast)
+    if not rendered:
+        raise DocumentError("empty_text", "the text renders to nothing Slack can show")
+    return SlackMessage(text=_fallback(join(rendered)), blocks=section_blocks(rendered))
+
+
+def _fallback(mrkdwn: str) -> str:
+    if len(mrkdwn) <= TEXT_LIMIT:
+        return mrkdwn
+    room = TEXT_LIMIT - len(_ELLIPSIS)
+    cut = mrkdwn.rfind("\n", 0, room + 1)
+    if cut <= 0:
+        cut = cut_point(mrkdwn, room)
+    return mrkdwn[:cut].rstrip() + _ELLIPSIS
