@@ -1,0 +1,67 @@
+"""A worker process that runs one pass and SIGKILLs itself at a named crash point.
+
+    python -m tests.crash_worker after_claim|after_post|mid_finalize <now ISO-8601>
+
+The crash points are installed by wrapping the processor's own functions, so the code under
+test is the production code, unchanged, up to the instant of death."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+import processor.deliver as deliver
+import processor.finalize as finalize
+from core.clock import FixedClock
+from core.runtime import runtime_for
+from core.settings import Settings
+from processor.claim import Claim
+from processor.tick import run_tick
+
+
+def die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def install(point: str) -> None:
+    if point == "after_claim":
+        real_claim = deliver.claim_message
+
+        def claim_then_die(*args: Any) -> Any:
+            result = real_claim(*args)
+            if isinstance(result, Claim):
+                die()
+            return result
+
+        deliver.claim_message = claim_then_die  # type: ignore[assignment]
+    elif point == "after_post":
+        # Slack has recorded the post; the outcome is never written.
+        deliver.finalize = lambda *args: die()  # type: ignore[assignment,misc,return-value]
+    elif point == "mid_finalize":
+        real_commit = finalize._commit
+
+        def commit_and_die(*args: Any) -> None:
+            # The kill lands while the commit is in flight or just after it: both are
+            # "in the middle of finalize" from the outside.
+            threading.Timer(random.uniform(0, 0.004), die).start()
+            real_commit(*args)
+            time.sleep(30)
+
+        finalize._commit = commit_and_die  # type: ignore[assignment]
+    else:
+        raise SystemExit(f"unknown crash point {point!r}")
+
+
+if __name__ == "__main__":
+    install(sys.argv[1])
+    rt = runtime_for(Settings.from_env()).with_clock(
+        FixedClock(datetime.fromisoformat(sys.argv[2]))
+    )
+    run_tick(rt)
+    raise SystemExit("the crash point was never reached")
