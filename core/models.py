@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from core.errors import DocumentError
-from core.schedule import Recurrence, zone
+from core.schedule import Recurrence, recurrence_from_fields, zone
 
 MAX_TEXT = 40_000
 CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
@@ -71,10 +71,15 @@ class Message:
     recurrence: Recurrence | None
     misfire_grace_seconds: int
     allow_broadcast: bool = False
+    # One-offs only: not sent after this instant (the message ends `failed`, code `expired`).
+    expires_at: datetime | None = None
 
     @property
     def is_recurring(self) -> bool:
         return self.recurrence is not None
+
+    def expired(self, now: datetime) -> bool:
+        return self.recurrence is None and self.expires_at is not None and now > self.expires_at
 
     @classmethod
     def from_document(cls, doc_id: str, data: dict[str, Any]) -> Message:
@@ -92,18 +97,14 @@ class Message:
         if not isinstance(timezone, str):
             raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
         zone(timezone)
-        recurrence = None
-        rule = data.get("rrule")
-        if rule is not None:
-            if not isinstance(rule, str):
-                raise DocumentError("invalid_rrule", f"rrule {rule!r} is not a string")
-            dtstart = data.get("dtstart")
-            if not isinstance(dtstart, str):
-                raise DocumentError("invalid_dtstart", "a recurring message needs dtstart")
-            exdates = data.get("exdates") or []
-            if not isinstance(exdates, list) or not all(isinstance(x, str) for x in exdates):
-                raise DocumentError("invalid_exdates", "exdates must be a list of strings")
-            recurrence = Recurrence.parse(rule, dtstart, timezone, exdates)
+        recurrence = recurrence_from_fields(data)
+        expires_at = data.get("expires_at")
+        if expires_at is not None and (
+            not isinstance(expires_at, datetime) or expires_at.tzinfo is None
+        ):
+            raise DocumentError(
+                "invalid_expires_at", f"expires_at {expires_at!r} is not a timestamp"
+            )
         grace = data.get("misfire_grace_seconds", DEFAULT_MISFIRE_GRACE)
         if not isinstance(grace, int) or isinstance(grace, bool) or grace < 0:
             raise DocumentError(
@@ -116,4 +117,4 @@ class Message:
                 "invalid_allow_broadcast",
                 f"allow_broadcast must be a bool, got {allow_broadcast!r}",
             )
-        return cls(doc_id, channel, text, timezone, recurrence, grace, allow_broadcast)
+        return cls(doc_id, channel, text, timezone, recurrence, grace, allow_broadcast, expires_at)

@@ -6,26 +6,40 @@ policy of RFC 5545 section 3.3.5: a wall time that does not exist (spring-forwar
 with the offset before the gap (02:30 New York on 2027-03-14 -> 07:30Z), and a wall time that
 happens twice (fall-back) means its first instance (01:30 on 2027-11-07 -> 05:30Z, EDT).
 Every "next" is derived from the series anchor (`dtstart`), never from now or the last send,
-so a late tick cannot drift a series.
+so a late tick cannot drift a series; "now" only decides which occurrences were missed
+(`catch_up`, the misfire policy) and where a resumed series continues.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import rrule, rrulestr
 
 from core.errors import DocumentError
+from core.working_days import MAX_SHIFT, NEXT_WORKING_DAY, WorkingDays
 
 _LOCAL_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M")
 _UNTIL_UTC = re.compile(r"UNTIL=(\d{8}T\d{6})Z", re.IGNORECASE)
 # Wall-clock offsets are within +-26h of UTC, so searching from a day earlier in local time
 # never misses an occurrence that is later in UTC.
 _SEARCH_MARGIN = timedelta(days=1)
+# "At or after t" is "strictly after t minus the smallest step Firestore stores".
+_JUST_BEFORE = timedelta(microseconds=1)
+# A series limited to working days whose rule lands on none for this long (or this many
+# occurrences in a row) yields nothing more: it is exhausted, not searched forever.
+_MAX_DROPPED = 100_000
+_MAX_DROPPED_SPAN = timedelta(days=3653)
+# Ledger entries one claim writes for missed occurrences (Firestore batches hold 500 writes).
+MAX_MISSED_ENTRIES = 50
 
 
 def zone(name: str) -> ZoneInfo:
@@ -55,15 +69,28 @@ def to_local(instant: datetime, tz: ZoneInfo) -> datetime:
     return instant.astimezone(tz).replace(tzinfo=None, fold=0)
 
 
+class Occurrence(NamedTuple):
+    """One occurrence as people read it: the instant, and the wall time in the series' zone."""
+
+    utc: datetime
+    local: datetime  # aware, in the schedule's timezone (isoformat shows the offset)
+
+
 @dataclass(frozen=True)
 class Recurrence:
     rule: rrule
     tz: ZoneInfo
     exdates: frozenset[datetime]
+    working_days: WorkingDays | None = None
 
     @classmethod
     def parse(
-        cls, body: str, dtstart: str, timezone: str, exdates: Iterable[str] = ()
+        cls,
+        body: str,
+        dtstart: str,
+        timezone: str,
+        exdates: Iterable[str] = (),
+        working_days: WorkingDays | None = None,
     ) -> Recurrence:
         tz = zone(timezone)
         start = parse_local(dtstart)
@@ -89,22 +116,185 @@ class Recurrence:
             raise DocumentError("invalid_rrule", f"rrule {body!r} does not parse: {exc}") from None
         if not isinstance(rule, rrule):
             raise DocumentError("invalid_rrule", f"rrule must be one RRULE body, got {body!r}")
-        return cls(rule, tz, frozenset(parse_local(x, "exdates") for x in exdates))
+        excluded = frozenset(parse_local(x, "exdates") for x in exdates)
+        return cls(rule, tz, excluded, working_days)
 
     def occurrences_after(self, after: datetime) -> Iterator[datetime]:
         """UTC occurrences strictly after `after`, increasing, never two at one instant
-        (two wall times can map to one instant around a gap)."""
-        last = after
-        for local in self.rule.xafter(to_local(after, self.tz) - _SEARCH_MARGIN, inc=True):
-            if local in self.exdates:
-                continue
-            instant = to_utc(local, self.tz)
-            if instant > last:
-                last = instant
-                yield instant
+        (two wall times can map to one instant around a gap, or by a working-day shift)."""
+        margin = _SEARCH_MARGIN
+        if self.working_days is not None and self.working_days.policy == NEXT_WORKING_DAY:
+            margin += MAX_SHIFT  # an earlier occurrence may have been moved past `after`
+        try:
+            start = to_local(after, self.tz) - margin
+        except OverflowError:
+            start = datetime.min
+        return (instant for instant in self._instants(start) if instant > after)
 
     def next_after(self, after: datetime) -> datetime | None:
         return next(self.occurrences_after(after), None)
 
     def first(self) -> datetime | None:
-        return self.next_after(datetime.min.replace(tzinfo=UTC) + _SEARCH_MARGIN * 2)
+        return next(self._instants(datetime.min), None)
+
+    def _instants(self, start: datetime) -> Iterator[datetime]:
+        """Every UTC occurrence of the rule from local wall time `start` on, in order.
+
+        dateutil yields wall times in order, but their instants are not always in order: a
+        gap time (02:30 on a spring-forward day) maps to the instant of the wall time after
+        the gap (03:30), and `next_working_day` moves an occurrence days ahead. So instants
+        wait in a heap until a wall time that is not in a gap has been reached: every later
+        wall time maps at or after that one's instant, so what is pending up to it is final.
+        """
+        pending: list[datetime] = []
+        last: datetime | None = None
+        dropped, dropped_since = 0, start
+        for local in self.rule.xafter(start, inc=True):
+            if local in self.exdates:
+                continue
+            placed = self._place(local)
+            if placed is None:
+                if not pending:
+                    dropped += 1
+                    if dropped > _MAX_DROPPED or local - dropped_since > _MAX_DROPPED_SPAN:
+                        return  # the rule yields no working day any more: exhausted
+                continue
+            dropped, dropped_since = 0, local
+            heapq.heappush(pending, to_utc(placed, self.tz))
+            instant = to_utc(local, self.tz)
+            if to_local(instant, self.tz) != local:
+                continue  # a gap time: a later wall time can still come before it
+            while pending and pending[0] <= instant:
+                released = heapq.heappop(pending)
+                if last is None or released > last:
+                    last = released
+                    yield released
+        while pending:
+            released = heapq.heappop(pending)
+            if last is None or released > last:
+                last = released
+                yield released
+
+    def _place(self, local: datetime) -> datetime | None:
+        """The wall time an occurrence of the rule happens at, after the working-day policy."""
+        if self.working_days is None:
+            return local
+        day = self.working_days.place(local.date())
+        if day is None:
+            return None
+        return datetime.combine(day, local.time())
+
+
+def recurrence_from_fields(data: Mapping[str, Any]) -> Recurrence | None:
+    """The series a stored (or draft) message describes, None for a one-off. Raises
+    DocumentError with the code of the first bad field."""
+    body = data.get("rrule")
+    if body is None:
+        return None
+    if not isinstance(body, str):
+        raise DocumentError("invalid_rrule", f"rrule {body!r} is not a string")
+    dtstart = data.get("dtstart")
+    if not isinstance(dtstart, str):
+        raise DocumentError("invalid_dtstart", "a recurring message needs dtstart")
+    timezone = data.get("timezone") or "UTC"
+    if not isinstance(timezone, str):
+        raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
+    exdates = data.get("exdates") or []
+    if not isinstance(exdates, list) or not all(isinstance(x, str) for x in exdates):
+        raise DocumentError("invalid_exdates", "exdates must be a list of strings")
+    working_days = None
+    if data.get("working_days") is not None:
+        working_days = WorkingDays.from_fields(data["working_days"], data.get("on_non_working_day"))
+    elif data.get("on_non_working_day") is not None:
+        raise DocumentError(
+            "invalid_on_non_working_day", "on_non_working_day needs working_days to apply to"
+        )
+    return Recurrence.parse(body, dtstart, timezone, exdates, working_days)
+
+
+def resume_next_run_at(recurrence: Recurrence, now: datetime) -> datetime | None:
+    """Where a resumed series continues: its first occurrence at or after `now` (an
+    occurrence exactly at `now` is not missed yet). The occurrences that fell inside the
+    pause are not sent and not recorded: the pause asked for that. None: the series ended
+    while paused (it is `completed`)."""
+    return recurrence.next_after(now - _JUST_BEFORE)
+
+
+def upcoming(draft: Mapping[str, Any], now: datetime, count: int) -> list[Occurrence]:
+    """The next `count` occurrences of a draft schedule, at or after `now`: a series
+    (`rrule`, `dtstart`, `timezone`, `exdates`, `working_days`, `on_non_working_day`) or a
+    one-off (`send_at`, an aware datetime; returned even when past, as it would be sent at
+    once). Writes nothing; raises DocumentError naming the first bad field."""
+    timezone = draft.get("timezone") or "UTC"
+    if not isinstance(timezone, str):
+        raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
+    tz = zone(timezone)
+    recurrence = recurrence_from_fields(draft)
+    if recurrence is not None:
+        instants = list(itertools.islice(recurrence.occurrences_after(now - _JUST_BEFORE), count))
+    else:
+        send_at = draft.get("send_at")
+        if not isinstance(send_at, datetime) or send_at.tzinfo is None:
+            raise DocumentError(
+                "invalid_send_at", "a one-off needs send_at as a timestamp with an offset"
+            )
+        instants = [send_at.astimezone(UTC)][:count]
+    return [Occurrence(instant, instant.astimezone(tz)) for instant in instants]
+
+
+@dataclass(frozen=True)
+class Missed:
+    """A ledger entry for missed occurrences: one occurrence, or (count > 1) a summary of the
+    `count` oldest ones from `occurrence_at` through `through`."""
+
+    occurrence_at: datetime
+    count: int = 1
+    through: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """What a claim does for a series whose due occurrence is `due` at `now`."""
+
+    send: datetime | None  # the occurrence to deliver now, if any
+    missed: tuple[Missed, ...]  # the ledger entries for occurrences never to be sent
+    missed_total: int  # how many occurrences those entries stand for
+    latest: datetime  # the most recent occurrence <= now: the series continues after it
+
+
+def catch_up(
+    recurrence: Recurrence,
+    due: datetime,
+    now: datetime,
+    grace_seconds: int,
+    max_entries: int = MAX_MISSED_ENTRIES,
+) -> CatchUp:
+    """The misfire policy. Of the occurrences from `due` to `now` only the most recent may be
+    sent, and only if it is at most `grace_seconds` old; every other one is missed. At most
+    `max_entries` ledger entries describe the missed ones: the most recent individually and,
+    when there are more, one summary entry (at the oldest) for the rest, so a minutely
+    series down for a week writes a bounded batch and still accounts for every occurrence.
+    `now` only decides which occurrences are missed; they all come from the anchor."""
+    if max_entries < 2:
+        raise ValueError(f"max_entries must be at least 2, got {max_entries}")
+    recent: deque[datetime] = deque(maxlen=max_entries + 1)  # the newest may be sent
+    total = 0
+    for instant in itertools.chain([due], recurrence.occurrences_after(due)):
+        if instant > now:
+            break
+        recent.append(instant)
+        total += 1
+    latest = recent[-1]
+    send: datetime | None = latest
+    if now - latest > timedelta(seconds=grace_seconds):
+        send = None
+    else:
+        recent.pop()
+        total -= 1
+    if total <= max_entries:  # then `recent` holds exactly the missed ones
+        return CatchUp(send, tuple(Missed(instant) for instant in recent), total, latest)
+    individual = list(recent)[-(max_entries - 1) :]
+    summarised = total - len(individual)
+    before = list(recent)[-max_entries]  # the newest occurrence the summary stands for
+    summary = Missed(due, summarised, before)
+    return CatchUp(send, (summary, *(Missed(i) for i in individual)), total, latest)

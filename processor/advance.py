@@ -19,7 +19,9 @@ def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
     }
     if message.recurrence is None:
         return update | {"status": Status.SENT}
-    # From the series anchor, never from now: a late tick cannot drift the series.
+    # From the series anchor, never from now: a late tick cannot drift the series. If that
+    # occurrence is already past (a repair, a long retry), the next claim's catch-up decides
+    # whether it is still sent or recorded as missed (processor/claim.py).
     following = message.recurrence.next_after(occurrence)
     if following is None:
         return update | {"status": Status.COMPLETED}

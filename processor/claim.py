@@ -12,10 +12,17 @@ same documents in the same order took 146 s for 100 messages (lock waits); this 
 A ledger entry that already exists is the truth about its occurrence: a released or failed
 one is claimed again through the same document (attempts + 1), a delivered one is never sent
 again, and a message document that disagrees with its ledger is repaired from it.
+
+Time policy at claim (see core.schedule.catch_up): a series that was down claims only its
+most recent due occurrence, if it is within `misfire_grace_seconds`; the older ones are
+`create()`d as `skipped` ledger entries (reason `missed`) in the same batch, so they are
+recorded exactly when the claim lands and a second worker's identical records fail its batch
+rather than doubling them. A one-off past its `expires_at` ends `failed` (code `expired`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,8 +34,10 @@ from core import logs
 from core.errors import DocumentError
 from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime
+from core.schedule import CatchUp, catch_up
 from core.store import DELIVERIES, Snapshot
 from processor.advance import after_occurrence
+from processor.escalate import escalate
 from processor.outcome import Result
 
 
@@ -56,6 +65,18 @@ def occurrence_of(data: dict[str, Any]) -> datetime:
     return occurrence
 
 
+def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) -> datetime | None:
+    """The occurrence a claim at `now` would deliver, None when it would send nothing (a
+    one-off past `expires_at`, or a series whose due occurrences are all past their grace).
+    What a dry run should preview."""
+    if message.expired(now):
+        return None
+    occurrence = occurrence_of(data)
+    if message.recurrence is None or data.get("occurrence_at") is not None:
+        return occurrence
+    return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
+
+
 def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
     """Claim the occurrence `snap` (a waiting, due message as just read) is due for."""
     data = snap.to_dict() or {}
@@ -70,6 +91,36 @@ def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
         occurrence = occurrence_of(data)
     except DocumentError as exc:
         return reject_document(rt, snap, exc, now)
+    if message.expired(now):
+        return _expire(rt, snap, message, occurrence, now)
+    missed: list[Record] = []
+    if message.recurrence is not None and data.get("occurrence_at") is None:
+        # (A released retry keeps its occurrence: it was due in time, and is not a misfire.)
+        plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
+        missed = _missed_records(rt, message, plan, now)
+        if plan.send is None:
+            return _skip_missed(rt, snap, message, plan, missed, now)
+        occurrence = plan.send
+    return _claim(rt, snap, message, occurrence, missed, now)
+
+
+@dataclass(frozen=True)
+class Record:
+    """A ledger document a claim creates alongside it (a missed occurrence)."""
+
+    ref: firestore.DocumentReference
+    fields: dict[str, Any]
+    count: int  # occurrences it stands for
+
+
+def _claim(
+    rt: Runtime,
+    snap: Snapshot,
+    message: Message,
+    occurrence: datetime,
+    missed: list[Record],
+    now: datetime,
+) -> Claim | Result:
     delivery_id = message_delivery_id(snap.id, occurrence)
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
@@ -78,43 +129,225 @@ def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
         "claimed_at": now,
         "worker": rt.worker_id,
         "lease_expires_at": expires_at,
+        "late_seconds": _late_seconds(occurrence, now),
         "error": None,
+    }
+    # A second pass only after dropping missed records that exist already (see below).
+    for _ in range(2):
+        batch = rt.db.batch()
+        batch.update(
+            snap.reference,
+            _claimed_message(rt.worker_id, expires_at, occurrence, 1, now) | _counted(missed),
+            option=rt.db.write_option(last_update_time=snap.update_time),
+        )
+        batch.create(
+            ledger_ref,
+            {
+                "kind": "message",
+                "message_id": snap.id,
+                "occurrence_at": occurrence,
+                "channel": message.channel,
+                "attempts": 1,
+                "slack_ts": None,
+                "sent_at": None,
+                **ledger_fields,
+            },
+        )
+        _create_all(batch, missed)
+        try:
+            results = batch.commit()  # pragma: SYNCPOINT claim
+        except FailedPrecondition:
+            return Result.DUPLICATE  # another worker (or an edit) changed it since our read
+        except AlreadyExists:
+            # Our message precondition held, so no worker recorded these in a claim of this
+            # version: an existing entry is older history (the occurrence was settled
+            # before), and it stays as it is.
+            existing = _existing_ids(rt, [ledger_ref, *(r.ref for r in missed)])
+            missed = [r for r in missed if r.ref.id not in existing]
+            if ledger_ref.id in existing:
+                return _claim_existing(
+                    rt, snap, message, occurrence, ledger_ref, expires_at, now, missed
+                )
+            continue
+        _log_missed(message, missed)
+        return Claim(
+            message,
+            occurrence,
+            delivery_id,
+            1,
+            rt.worker_id,
+            expires_at,
+            results[0].update_time,
+            results[1].update_time,
+        )
+    return Result.DUPLICATE
+
+
+def _late_seconds(occurrence: datetime, now: datetime) -> float:
+    return max(0.0, (now - occurrence).total_seconds())
+
+
+def _missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Record]:
+    records = []
+    for entry in plan.missed:
+        fields: dict[str, Any] = {
+            "kind": "message",
+            "message_id": message.id,
+            "occurrence_at": entry.occurrence_at,
+            "channel": message.channel,
+            "status": LedgerStatus.SKIPPED,
+            "reason": "missed",
+            "missed_count": entry.count,
+            "skipped_at": now,
+            "worker": rt.worker_id,
+            "attempts": 0,
+            "claimed_at": None,
+            "slack_ts": None,
+            "sent_at": None,
+            "error": None,
+        }
+        if entry.through is not None:
+            fields["missed_through"] = entry.through
+        ref = rt.db.collection(DELIVERIES).document(
+            message_delivery_id(message.id, entry.occurrence_at)
+        )
+        records.append(Record(ref, fields, entry.count))
+    return records
+
+
+def _counted(missed: list[Record]) -> dict[str, Any]:
+    total = sum(r.count for r in missed)
+    return {"missed_count": firestore.Increment(total)} if total else {}
+
+
+def _create_all(batch: firestore.WriteBatch, records: Iterable[Record]) -> None:
+    for record in records:
+        batch.create(record.ref, record.fields)
+
+
+def _existing_ids(rt: Runtime, refs: list[firestore.DocumentReference]) -> set[str]:
+    return {doc.id for doc in rt.db.get_all(refs) if doc.exists}
+
+
+def _skip_missed(
+    rt: Runtime,
+    snap: Snapshot,
+    message: Message,
+    plan: CatchUp,
+    missed: list[Record],
+    now: datetime,
+) -> Result:
+    """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
+    and the series moves on to its first occurrence after now (or completes)."""
+    update = after_occurrence(message, plan.latest) | {
+        "updated_at": now,
+        "version": firestore.Increment(1),
+    }
+    for _ in range(2):
+        batch = rt.db.batch()
+        batch.update(
+            snap.reference,
+            update | _counted(missed),
+            option=rt.db.write_option(last_update_time=snap.update_time),
+        )
+        _create_all(batch, missed)
+        try:
+            batch.commit()  # pragma: SYNCPOINT claim
+        except FailedPrecondition:
+            return Result.DUPLICATE
+        except AlreadyExists:
+            existing = _existing_ids(rt, [r.ref for r in missed])
+            missed = [r for r in missed if r.ref.id not in existing]
+            continue
+        _log_missed(message, missed)
+        return Result.SKIPPED
+    return Result.DUPLICATE
+
+
+def _log_missed(message: Message, missed: list[Record]) -> None:
+    """One line per claim that recorded missed occurrences (not one per occurrence: a
+    minutely series down for a week would flood the log)."""
+    if not missed:
+        return
+    logs.warning(
+        "occurrences missed: recorded as skipped, never sent",
+        message_id=message.id,
+        delivery_id=missed[-1].ref.id,
+        occurrence_at=missed[-1].fields["occurrence_at"],
+        first_missed_at=missed[0].fields["occurrence_at"],
+        missed_count=sum(r.count for r in missed),
+        status="skipped",
+        error_code="missed",
+        channel=message.channel,
+    )
+
+
+def _expire(
+    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime, now: datetime
+) -> Result:
+    """A one-off past its `expires_at` is never sent: it ends `failed` (code `expired`) and
+    its ledger entry says so, so the deliveries listing shows why nothing was posted."""
+    error = {
+        "code": "expired",
+        "message": f"not sent: expires_at {message.expires_at} passed first",
+        "at": now,
     }
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        _claimed_message(rt.worker_id, expires_at, occurrence, 1, now),
+        {
+            "status": Status.FAILED,
+            "last_error": error,
+            "lease": firestore.DELETE_FIELD,
+            "occurrence_at": firestore.DELETE_FIELD,
+            "updated_at": now,
+            "version": firestore.Increment(1),
+        },
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
-    batch.create(
-        ledger_ref,
-        {
-            "kind": "message",
-            "message_id": snap.id,
-            "occurrence_at": occurrence,
-            "channel": message.channel,
-            "attempts": 1,
-            "slack_ts": None,
-            "sent_at": None,
-            **ledger_fields,
-        },
-    )
+    ledger_ref = rt.db.collection(DELIVERIES).document(message_delivery_id(snap.id, occurrence))
+    ledger = ledger_ref.get()
+    entry = ledger.to_dict() or {}
+    if not ledger.exists:
+        batch.create(
+            ledger_ref,
+            {
+                "kind": "message",
+                "message_id": snap.id,
+                "occurrence_at": occurrence,
+                "channel": message.channel,
+                "status": LedgerStatus.FAILED,
+                "error": error,
+                "worker": rt.worker_id,
+                "attempts": 0,
+                "claimed_at": None,
+                "slack_ts": None,
+                "sent_at": None,
+            },
+        )
+    elif entry.get("status") in LedgerStatus.RECLAIMABLE:
+        batch.update(
+            ledger_ref,
+            {"status": LedgerStatus.FAILED, "error": error},
+            option=rt.db.write_option(last_update_time=ledger.update_time),
+        )
+    else:  # sent, claimed or unconfirmed: that is the truth, not the expiry
+        return _repair_from_ledger(rt, snap, message, occurrence, entry)
     try:
-        results = batch.commit()  # pragma: SYNCPOINT claim
-    except FailedPrecondition:
-        return Result.DUPLICATE  # another worker (or an edit) changed it since our read
-    except AlreadyExists:
-        return _claim_existing(rt, snap, message, occurrence, ledger_ref, expires_at, now)
-    return Claim(
-        message,
-        occurrence,
-        delivery_id,
-        1,
-        rt.worker_id,
-        expires_at,
-        results[0].update_time,
-        results[1].update_time,
+        batch.commit()  # pragma: SYNCPOINT expire
+    except (FailedPrecondition, AlreadyExists):
+        return Result.DUPLICATE
+    escalate(
+        rt,
+        status="failed",
+        message_id=snap.id,
+        occurrence_at=occurrence,
+        error_code="expired",
+        detail=str(error["message"]),
+        delivery_id=ledger_ref.id,
+        channel=message.channel,
     )
+    return Result.FAILED
 
 
 def _claimed_message(
@@ -137,17 +370,19 @@ def _claim_existing(
     ledger_ref: firestore.DocumentReference,
     expires_at: datetime,
     now: datetime,
+    missed: list[Record] | None = None,
 ) -> Claim | Result:
+    missed = missed or []
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
     status = entry.get("status")
     if status not in LedgerStatus.RECLAIMABLE:
-        return _repair_from_ledger(rt, snap, message, occurrence, entry)
+        return _repair_from_ledger(rt, snap, message, occurrence, entry, missed)
     attempts = int(entry.get("attempts") or 0) + 1
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now),
+        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now) | _counted(missed),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     batch.update(
@@ -158,13 +393,16 @@ def _claim_existing(
             "worker": rt.worker_id,
             "lease_expires_at": expires_at,
             "attempts": attempts,
+            "late_seconds": _late_seconds(occurrence, now),
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
+    _create_all(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
-    except FailedPrecondition:
+    except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    _log_missed(message, missed)
     return Claim(
         message,
         occurrence,
@@ -178,7 +416,12 @@ def _claim_existing(
 
 
 def _repair_from_ledger(
-    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime, entry: dict[str, Any]
+    rt: Runtime,
+    snap: Snapshot,
+    message: Message,
+    occurrence: datetime,
+    entry: dict[str, Any],
+    missed: list[Record] | None = None,
 ) -> Result:
     """The message waits for an occurrence its ledger already settled (or another worker
     holds): never send it again; bring the message in line with the ledger instead."""
@@ -197,11 +440,18 @@ def _repair_from_ledger(
         update = {"status": Status.UNCONFIRMED}
     else:  # sent or skipped: that occurrence is done, move past it
         update = after_occurrence(message, occurrence)
-    update |= {"updated_at": now, "version": firestore.Increment(1)}
+    missed = missed or []
+    update |= {"updated_at": now, "version": firestore.Increment(1)} | _counted(missed)
+    batch = rt.db.batch()
+    batch.update(
+        snap.reference, update, option=rt.db.write_option(last_update_time=snap.update_time)
+    )
+    _create_all(batch, missed)  # the older missed occurrences are settled all the same
     try:
-        snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
-    except FailedPrecondition:
+        batch.commit()
+    except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    _log_missed(message, missed)
     logs.warning(
         "message disagreed with its ledger; repaired from the ledger, nothing sent",
         message_id=snap.id,
@@ -240,12 +490,13 @@ def reject_document(rt: Runtime, snap: Snapshot, exc: DocumentError, now: dateti
         )
     except FailedPrecondition:
         return Result.DUPLICATE
-    logs.error(
-        "message rejected: it cannot be sent as stored",
-        message_id=snap.id,
-        occurrence_at=(snap.to_dict() or {}).get("next_run_at"),
+    due = (snap.to_dict() or {}).get("next_run_at")
+    escalate(
+        rt,
         status="failed",
+        message_id=snap.id,
+        occurrence_at=due if isinstance(due, datetime) else None,
         error_code=exc.code,
-        error_message=exc.message,
+        detail=f"cannot be sent as stored: {exc.message}",
     )
     return Result.FAILED

@@ -3,7 +3,7 @@ most TICK_LIMIT of them."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from core import logs
@@ -12,7 +12,7 @@ from core.models import Message
 from core.runtime import Runtime
 from core.store import due_messages
 from formatting.slack_text import to_slack
-from processor.claim import occurrence_of
+from processor.claim import planned_occurrence
 from processor.deliver import deliver_message
 from processor.outcome import SUMMARY_KEYS, tally
 from processor.pacing import ChannelPacer
@@ -29,7 +29,7 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             **dict.fromkeys(SUMMARY_KEYS, 0),
             "dry_run": True,
             "due": len(due),
-            "previews": preview_messages(due),
+            "previews": preview_messages(due, now),
             "now": now.isoformat(),
         }
     counts = reconcile_expired(rt)
@@ -60,7 +60,7 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     return {**summary, "dry_run": False, "due": len(due), "now": now.isoformat()}
 
 
-def preview_messages(due: list[Any]) -> list[dict[str, Any]]:
+def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
     """What a real pass would post, from the same rendering the send uses; writes nothing."""
     previews = []
     for snap in due:
@@ -75,7 +75,10 @@ def preview_messages(due: list[Any]) -> list[dict[str, Any]]:
         }
         try:
             message = Message.from_document(snap.id, data)
-            entry["occurrence_at"] = occurrence_of(data).isoformat()
+            planned = planned_occurrence(message, data, now)
+            entry["occurrence_at"] = planned.isoformat() if planned else None
+            if planned is None:
+                entry["skipped"] = True  # expired, or every due occurrence is past its grace
             rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
         except DocumentError as exc:
             entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}

@@ -21,7 +21,7 @@ import processor.finalize as finalize
 from core.clock import FixedClock
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.claim import Claim
+from processor.claim import Claim, claim_message
 from processor.tick import run_tick
 
 
@@ -31,18 +31,18 @@ def die() -> None:
 
 def install(point: str) -> None:
     if point == "after_claim":
-        real_claim = deliver.claim_message
 
         def claim_then_die(*args: Any) -> Any:
-            result = real_claim(*args)
+            result = claim_message(*args)
             if isinstance(result, Claim):
                 die()
             return result
 
-        deliver.claim_message = claim_then_die  # type: ignore[assignment]
+        # Rebind the name deliver_message calls; the rest of the pass is untouched.
+        setattr(deliver, "claim_message", claim_then_die)  # noqa: B010
     elif point == "after_post":
         # Slack has recorded the post; the outcome is never written.
-        deliver.finalize = lambda *args: die()  # type: ignore[assignment,misc,return-value]
+        setattr(deliver, "finalize", lambda *args: die())  # noqa: B010
     elif point == "mid_finalize":
         real_commit = finalize._commit
 
