@@ -129,3 +129,55 @@ def message(db: firestore.Client, doc_id: str) -> dict[str, Any]:
 
 def ledger(db: firestore.Client) -> dict[str, dict[str, Any]]:
     return {d.id: d.to_dict() or {} for d in db.collection("deliveries").stream()}
+
+
+# --- the `api` target (composer) ----------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def api_app() -> Iterator[Any]:
+    """functions-framework's own app serving main.py's `api` target."""
+    import functions_framework
+
+    # create_app records its target in FUNCTION_TARGET; the context puts the variable back.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("FUNCTION_TARGET", raising=False)
+        yield functions_framework.create_app(target="api", source=str(ROOT / "main.py"))
+
+
+@pytest.fixture
+def api(
+    api_app: Any,
+    env: dict[str, str],
+    db: firestore.Client,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Any:
+    """A test client of the `api` target whose runtime uses this test's Firestore project
+    and clock (the deployed target builds the same runtime with the system clock)."""
+    monkeypatch.setattr(
+        "composer.routes.runtime_for", lambda s: make_runtime(s, db, clock, "api-worker")
+    )
+    return api_app.test_client()
+
+
+def call(
+    client: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    headers: dict[str, str] | None = None,
+    auth: bool = True,
+) -> tuple[int, Any]:
+    """One request to the `api` target: (status, JSON body)."""
+    import json
+
+    sent = {"Authorization": f"Bearer {ADMIN_TOKEN}"} if auth else {}
+    sent |= headers or {}
+    data = body if isinstance(body, (str, bytes)) or body is None else json.dumps(body)
+    response = client.open(
+        path, method=method, headers=sent, data=data, content_type="application/json"
+    )
+    assert response.mimetype == "application/json", response.get_data(as_text=True)
+    return response.status_code, json.loads(response.get_data(as_text=True))

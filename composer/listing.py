@@ -1,0 +1,161 @@
+"""Listing messages and a message's ledger entries, with cursor pagination.
+
+Pages are ordered by an instant and then the document id, so the order is total and a
+cursor (the last row's instant and id, opaque to callers) resumes exactly after that row
+with `start_after`: no offsets, no skipped or repeated rows while documents are added.
+Messages are ordered by `next_run_at`; sent, completed, failed and cancelled messages keep
+their last `next_run_at` (nothing clears it), so they list where they last ran.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from composer.serialize import as_json
+from composer.validation import Problems, check_channel
+from composer.versions import read
+from core.models import Status
+from core.runtime import Runtime
+from core.store import DELIVERIES, MESSAGES
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+STATUSES = (
+    Status.PENDING,
+    Status.RECURRING,
+    Status.SENDING,
+    Status.SENT,
+    Status.COMPLETED,
+    Status.FAILED,
+    Status.CANCELLED,
+    Status.PAUSED,
+    Status.UNCONFIRMED,
+)
+_DOCUMENT_ID = "__name__"
+
+
+@dataclass(frozen=True)
+class Page:
+    limit: int
+    after: tuple[datetime | None, str] | None  # the previous page's last (instant, id)
+
+
+def page_from(query: Any, problems: Problems) -> Page:
+    """`limit` and `cursor` query parameters; problems are reported, not raised."""
+    limit = DEFAULT_LIMIT
+    raw_limit = query.get("limit")
+    if raw_limit is not None:
+        if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
+            limit = int(raw_limit)
+        else:
+            problems.add("limit", f"must be an integer from 1 to {MAX_LIMIT}")
+    after = None
+    raw_cursor = query.get("cursor")
+    if raw_cursor is not None:
+        after = _decode_cursor(raw_cursor)
+        if after is None:
+            problems.add("cursor", "is not a cursor this API returned")
+    return Page(limit, after)
+
+
+def statuses_from(raw: str | None, problems: Problems) -> list[str]:
+    if raw is None:
+        return []
+    wanted = [part.strip() for part in raw.split(",")]
+    unknown = [part for part in wanted if part not in STATUSES]
+    if unknown or not wanted:
+        problems.add("status", f"unknown status {unknown}; one of {', '.join(STATUSES)}")
+    return list(dict.fromkeys(wanted))
+
+
+def list_messages(
+    rt: Runtime, statuses: list[str], channel: str | None, page: Page
+) -> dict[str, Any]:
+    query: Any = rt.db.collection(MESSAGES)
+    if statuses:
+        query = query.where(filter=FieldFilter("status", "in", statuses))
+    if channel is not None:
+        query = query.where(filter=FieldFilter("channel", "==", channel))
+    query = query.order_by("next_run_at").order_by(_DOCUMENT_ID)
+    rows, cursor = _page(query, "next_run_at", page)
+    return {"messages": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+
+
+def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
+    """Every ledger entry of the message, newest occurrence first: sent, failed, skipped,
+    unconfirmed, released and still claimed alike."""
+    read(rt.db.collection(MESSAGES).document(message_id), "message")
+    direction = firestore.Query.DESCENDING
+    query = (
+        rt.db.collection(DELIVERIES)
+        .where(filter=FieldFilter("message_id", "==", message_id))
+        .order_by("occurrence_at", direction=direction)
+        .order_by(_DOCUMENT_ID, direction=direction)
+    )
+    rows, cursor = _page(query, "occurrence_at", page)
+    return {"deliveries": [_delivery(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+
+
+def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
+    if raw is not None:
+        check_channel(problems, "channel", raw)
+    return raw
+
+
+def _delivery(delivery_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+    error = entry.get("error") if isinstance(entry.get("error"), dict) else None
+    reason = entry.get("reason") or (error or {}).get("code")
+    return as_json(
+        delivery_id,
+        {
+            "occurrence_at": entry.get("occurrence_at"),
+            "status": entry.get("status"),
+            "reason": reason,
+            "slack_ts": entry.get("slack_ts"),
+            "attempts": entry.get("attempts"),
+            "claimed_at": entry.get("claimed_at"),
+            "sent_at": entry.get("sent_at"),
+            "channel": entry.get("channel"),
+            "error": error,
+        },
+    )
+
+
+def _page(query: Any, order_field: str, page: Page) -> tuple[list[Any], str | None]:
+    if page.after is not None:
+        instant, doc_id = page.after
+        query = query.start_after({order_field: instant, _DOCUMENT_ID: doc_id})
+    # One row more than asked tells whether another page exists.
+    rows = list(query.limit(page.limit + 1).stream())
+    if len(rows) <= page.limit:
+        return rows, None
+    rows = rows[: page.limit]
+    last = rows[-1]
+    return rows, _encode_cursor((last.to_dict() or {}).get(order_field), last.id)
+
+
+def _encode_cursor(instant: Any, doc_id: str) -> str:
+    at = instant.isoformat() if isinstance(instant, datetime) else None
+    raw = json.dumps({"at": at, "id": doc_id}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime | None, str] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        doc_id = data["id"]
+        at = None if data["at"] is None else datetime.fromisoformat(data["at"])
+    except (binascii.Error, ValueError, TypeError, KeyError):
+        return None
+    if not isinstance(doc_id, str) or not doc_id or (at is not None and at.tzinfo is None):
+        return None
+    return at, doc_id

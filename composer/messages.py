@@ -1,0 +1,208 @@
+"""Scheduled messages through the API: create, read, edit in place, cancel.
+
+Edits and cancels are decided on a fresh read and written under a precondition on it
+(`composer.versions.decide_and_write`), so against the processor's claim an edit either
+lands first (and the send uses it) or sees the claim and answers 409.
+
+What each status allows:
+- `pending`, `recurring`, `paused`: edit and cancel.
+- `failed`: edit re-arms it (back to `pending`/`recurring`, `last_error` cleared); cancel.
+- `sending`: neither (409): the occurrence is in flight.
+- `sent`, `completed`, `unconfirmed`: neither (409): what happened is history, and
+  re-arming could post a second time; create a new message instead.
+- `cancelled` (or `deleted: true`): edit 409; cancel again is a no-op answering the record.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.cloud import firestore
+
+from composer import idempotency
+from composer.models import MessageDraft, MessageEdit
+from composer.serialize import as_json
+from composer.validation import (
+    MESSAGE_FIELDS,
+    MessagePlan,
+    Problems,
+    check_message,
+    schedule_key,
+    validated,
+)
+from composer.versions import Along, Decision, check_if_match, decide_and_write, read, version_of
+from core import logs
+from core.errors import Conflict
+from core.models import LedgerStatus, Status, message_delivery_id
+from core.runtime import Runtime
+from core.store import DELIVERIES, MESSAGES
+
+_NOT_EDITABLE = {
+    Status.SENDING: "it is being sent right now; try again once the send has settled",
+    Status.SENT: "it was already sent; create a new message instead",
+    Status.COMPLETED: "its series is completed; create a new message instead",
+    Status.UNCONFIRMED: "its last send could not be verified; settle that first",
+    Status.CANCELLED: "it was cancelled; create a new message instead",
+}
+_NOT_CANCELLABLE = {
+    status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
+}
+_REQUIRED = ("channel", "text")
+
+
+def get_message(rt: Runtime, message_id: str) -> dict[str, Any]:
+    snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
+    return as_json(message_id, snap.to_dict() or {})
+
+
+def create_message(
+    rt: Runtime, draft: MessageDraft, key: idempotency.Fresh | None = None
+) -> dict[str, Any]:
+    now = rt.clock.now()
+    plan = check_message(draft, now, schedule_from_now=True)
+    reference = rt.db.collection(MESSAGES).document()
+    doc = plan.content | {
+        "status": _waiting_status(plan),
+        "next_run_at": plan.first_run,
+        "deleted": False,
+        "attempts": 0,
+        "sent_count": 0,
+        "created_at": now,
+        "updated_at": now,
+        "version": 1,
+    }
+    batch = rt.db.batch()
+    batch.create(reference, doc)
+    if key is not None:
+        idempotency.record(rt.db, batch, key, reference.id, now)
+    batch.commit()
+    logs.info(
+        "message created",
+        message_id=reference.id,
+        status=doc["status"],
+        next_run_at=doc["next_run_at"],
+        channel=doc["channel"],
+    )
+    return as_json(reference.id, doc)
+
+
+def edit_message(
+    rt: Runtime, message_id: str, edit: MessageEdit, if_match: int | None
+) -> dict[str, Any]:
+    def decide(data: dict[str, Any]) -> Decision:
+        _refuse(data, _NOT_EDITABLE, "edited")
+        if data.get("deleted") is True:
+            raise Conflict("the message was deleted and cannot be edited")
+        check_if_match(data, if_match)
+        now = rt.clock.now()
+        update = _edited(data, edit, now)
+        return Decision(update, abandoned_retry(rt, message_id, data, update, now))
+
+    reference = rt.db.collection(MESSAGES).document(message_id)
+    after = decide_and_write(rt.db, reference, "message", decide)
+    logs.info(
+        "message edited",
+        message_id=message_id,
+        version=after.get("version"),
+        status=after.get("status"),
+        next_run_at=after.get("next_run_at"),
+    )
+    return as_json(message_id, after)
+
+
+def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
+    def decide(data: dict[str, Any]) -> Decision | None:
+        _refuse(data, _NOT_CANCELLABLE, "cancelled")
+        check_if_match(data, if_match)
+        if data.get("status") == Status.CANCELLED and data.get("deleted") is True:
+            return None  # cancelling twice changes nothing
+        now = rt.clock.now()
+        update = {
+            "status": Status.CANCELLED,
+            "deleted": True,
+            "occurrence_at": firestore.DELETE_FIELD,
+            "updated_at": now,
+            "version": version_of(data) + 1,
+        }
+        return Decision(update, abandoned_retry(rt, message_id, data, update, now))
+
+    reference = rt.db.collection(MESSAGES).document(message_id)
+    after = decide_and_write(rt.db, reference, "message", decide)
+    logs.info("message cancelled", message_id=message_id, version=after.get("version"))
+    return as_json(message_id, after)
+
+
+def _refuse(data: dict[str, Any], refused: dict[str, str], verb: str) -> None:
+    status = data.get("status")
+    if isinstance(status, str) and status in refused:
+        raise Conflict(
+            f"the message is {status} and cannot be {verb}: {refused[status]}",
+            [{"field": "status", "message": status}],
+        )
+
+
+def _edited(data: dict[str, Any], edit: MessageEdit, now: datetime) -> dict[str, Any]:
+    """The update an edit makes to the stored `data` (422 if the result is invalid)."""
+    given = {name: getattr(edit, name) for name in edit.model_fields_set}
+    problems = Problems()
+    for name in _REQUIRED:
+        if name in given and given[name] is None:
+            problems.add(name, "is required and cannot be removed")
+    problems.raise_if_any()
+    merged = {name: data[name] for name in MESSAGE_FIELDS if name in data}
+    for name, value in given.items():
+        if value is None:
+            merged.pop(name, None)
+        elif hasattr(value, "model_dump"):
+            merged[name] = value.model_dump(exclude_none=True)
+        else:
+            merged[name] = value
+    draft = validated(MessageDraft, merged)
+    # Only a changed schedule is recomputed from now; a text edit keeps the occurrence.
+    rescheduled = schedule_key(merged) != schedule_key(data) or not isinstance(
+        data.get("next_run_at"), datetime
+    )
+    plan = check_message(draft, now, schedule_from_now=rescheduled)
+    update: dict[str, Any] = dict(plan.content)
+    for name in MESSAGE_FIELDS:
+        if name in data and name not in plan.content:
+            update[name] = firestore.DELETE_FIELD
+    status = data.get("status")
+    rearm = status == Status.FAILED
+    if rescheduled:
+        update["next_run_at"] = plan.first_run
+        # A released retry's pinned occurrence belongs to the old schedule.
+        update["occurrence_at"] = firestore.DELETE_FIELD
+        update["attempts"] = 0
+    if (rescheduled or rearm) and status != Status.PAUSED:
+        update["status"] = _waiting_status(plan)
+    if rearm:
+        update["last_error"] = firestore.DELETE_FIELD
+        update["attempts"] = 0
+    update["updated_at"] = now
+    update["version"] = version_of(data) + 1
+    return update
+
+
+def abandoned_retry(
+    rt: Runtime, message_id: str, data: dict[str, Any], update: dict[str, Any], now: datetime
+) -> tuple[Along, ...]:
+    """A released occurrence waiting for its retry (`occurrence_at`) that this write drops
+    is settled in the ledger as `skipped`, so no entry is left `released` forever."""
+    pinned = data.get("occurrence_at")
+    if (
+        not isinstance(pinned, datetime)
+        or update.get("occurrence_at") is not firestore.DELETE_FIELD
+    ):
+        return ()
+    entry = rt.db.collection(DELIVERIES).document(message_delivery_id(message_id, pinned)).get()
+    if (entry.to_dict() or {}).get("status") != LedgerStatus.RELEASED:
+        return ()
+    reason = "cancelled" if update.get("status") == Status.CANCELLED else "rescheduled"
+    fields = {"status": LedgerStatus.SKIPPED, "reason": reason, "skipped_at": now}
+    return ((entry.reference, fields, entry.update_time),)
+
+
+def _waiting_status(plan: MessagePlan) -> str:
+    return Status.RECURRING if plan.recurring else Status.PENDING

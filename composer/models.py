@@ -1,0 +1,96 @@
+"""Request bodies of the `api` target, as pydantic models.
+
+They check shape and types only (strict: no "yes" for a bool, no number for an instant);
+what depends on other fields, on the stored document or on now (a parsable rrule, a send
+time not in the past) is checked in `composer.validation`, so that a create and an edit
+merged onto a stored document go through the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+NonWorkingDayPolicy = Literal["skip", "next_working_day"]
+# What reconciliation does when Slack history cannot be read (processor/reconcile.py).
+AmbiguityPolicy = Literal["hold", "retry"]
+RotationStatus = Literal["active", "paused"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class WorkingDays(_Body):
+    """Whose public holidays count: an ISO 3166-1 country and, optionally, a subdivision
+    (ISO 3166-2 suffix, e.g. `BY` for Bavaria). Whether the place is known is checked
+    against the calendar the processor uses (`core.working_days`)."""
+
+    country: str = Field(pattern=r"^[A-Z]{2}$")
+    subdivision: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class MessageDraft(_Body):
+    """A whole message: the body of `POST /messages` and `POST /preview`."""
+
+    channel: str
+    text: str
+    timezone: str = "UTC"
+    send_at: AwareDatetime | None = None
+    expires_at: AwareDatetime | None = None
+    rrule: str | None = None
+    dtstart: str | None = None
+    exdates: list[str] | None = None
+    misfire_grace_seconds: int | None = Field(default=None, ge=0)
+    allow_broadcast: bool = False
+    on_ambiguous: AmbiguityPolicy | None = None
+    working_days: WorkingDays | None = None
+    on_non_working_day: NonWorkingDayPolicy | None = None
+
+
+class MessageEdit(_Body):
+    """`PUT /messages/{id}`: the fields it names replace the stored ones, `null` removes an
+    optional field; fields it does not name keep their stored value."""
+
+    channel: str | None = None
+    text: str | None = None
+    timezone: str | None = None
+    send_at: AwareDatetime | None = None
+    expires_at: AwareDatetime | None = None
+    rrule: str | None = None
+    dtstart: str | None = None
+    exdates: list[str] | None = None
+    misfire_grace_seconds: int | None = Field(default=None, ge=0)
+    allow_broadcast: bool | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
+    working_days: WorkingDays | None = None
+    on_non_working_day: NonWorkingDayPolicy | None = None
+
+
+class RotationDraft(_Body):
+    """A whole rotation: the body of `POST /rotations`."""
+
+    name: str
+    channel: str
+    members: list[str]
+    timezone: str
+    send_time: str
+    weekdays: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4])
+    text: str
+    cursor: int = 0
+    status: RotationStatus = "active"
+
+
+class RotationEdit(_Body):
+    """`PUT /rotations/{id}`: same merge rules as `MessageEdit`."""
+
+    name: str | None = None
+    channel: str | None = None
+    members: list[str] | None = None
+    timezone: str | None = None
+    send_time: str | None = None
+    weekdays: list[int] | None = None
+    text: str | None = None
+    cursor: int | None = None
+    status: RotationStatus | None = None

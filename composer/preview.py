@@ -1,0 +1,30 @@
+"""`POST /preview`: what a draft would post and when, from the same code the send uses;
+nothing is written."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from composer.models import MessageDraft
+from composer.validation import check_message, schedule_fields
+from core.schedule import upcoming
+from formatting.slack_text import to_slack
+
+DEFAULT_COUNT = 5
+MAX_COUNT = 50
+
+
+def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str, Any]:
+    """The Slack text and blocks of `draft` and its next `count` occurrences (a one-off has
+    its one). The draft must be valid as it would be for a create (422 otherwise)."""
+    check_message(draft, now, schedule_from_now=True)
+    rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
+    occurrences = upcoming(schedule_fields(draft), now, count)
+    return {
+        "text": rendered.text,
+        "blocks": rendered.blocks or [],
+        "occurrences": [
+            {"utc": when.utc.isoformat(), "local": when.local.isoformat()} for when in occurrences
+        ],
+    }

@@ -1,0 +1,116 @@
+"""Optimistic concurrency for edits: the `version` every write increments, `If-Match`,
+and the read-decide-write loop that keeps an edit atomic against the processor.
+
+Edits are written with a `last_update_time` precondition on the snapshot they were decided
+from, the way the processor claims (no transaction: the emulator and Firestore make lock
+contention slow, and the processor never takes locks). Whoever writes second fails the
+precondition; an edit then reads again and decides again, so a claim that landed in
+between is seen (409), and so is another edit (412 when the caller sent If-Match).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google.api_core.exceptions import FailedPrecondition
+from google.cloud import firestore
+
+from core.errors import BadRequest, Conflict, NotFound, PreconditionFailed
+from core.store import Snapshot
+
+IF_MATCH = "If-Match"
+# A bare version, or the same quoted as an entity tag (optionally weak): 7, "7", W/"7".
+_VERSION_TAG = re.compile(r'^(?:W/)?"?(\d{1,18})"?$')
+# Each retry follows a write someone else made; a handful is plenty.
+_MAX_DECISIONS = 5
+
+T = TypeVar("T")
+
+
+def if_match_from(headers: Any) -> int | None:
+    raw = headers.get(IF_MATCH)
+    if raw is None:
+        return None
+    match = _VERSION_TAG.match(raw.strip())
+    if not match:
+        raise BadRequest(f"{IF_MATCH} must be the version number, e.g. {IF_MATCH}: 3")
+    return int(match.group(1))
+
+
+def version_of(data: dict[str, Any]) -> int:
+    """A document written directly without a version counts as version 0."""
+    version = data.get("version")
+    return version if isinstance(version, int) and not isinstance(version, bool) else 0
+
+
+def check_if_match(data: dict[str, Any], if_match: int | None) -> None:
+    if if_match is not None and if_match != version_of(data):
+        raise PreconditionFailed(
+            f"the record is at version {version_of(data)}, not {if_match}: "
+            "it changed since you read it",
+            [{"field": IF_MATCH, "message": f"current version is {version_of(data)}"}],
+        )
+
+
+def read(reference: firestore.DocumentReference, what: str) -> Snapshot:
+    snap = reference.get()
+    if not snap.exists:
+        raise NotFound(f"no {what} with id {reference.id!r}")
+    return snap
+
+
+def applied(data: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """`data` after `update` is written: what the record now is, without reading it back."""
+    after = dict(data)
+    for name, value in update.items():
+        if value is firestore.DELETE_FIELD:
+            after.pop(name, None)
+        else:
+            after[name] = value
+    return after
+
+
+# Another document written in the same commit: (reference, fields, the update time it
+# was read at, which is its precondition).
+Along = tuple[firestore.DocumentReference, dict[str, Any], Any]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What an edit writes: the record's update, and updates of other documents that must
+    land with it or not at all."""
+
+    update: dict[str, Any]
+    along: tuple[Along, ...] = ()
+
+
+def decide_and_write(
+    db: firestore.Client,
+    reference: firestore.DocumentReference,
+    what: str,
+    decide: Callable[[dict[str, Any]], Decision | None],
+) -> dict[str, Any]:
+    """Read, let `decide` raise (404/409/412/422) or return the writes (None: nothing to
+    write), and commit them only if the record did not change since the read; else decide
+    again."""
+    for _ in range(_MAX_DECISIONS):
+        snap = read(reference, what)
+        data = snap.to_dict() or {}
+        decision = decide(data)
+        if decision is None:
+            return data
+        batch = db.batch()
+        batch.update(
+            reference, decision.update, option=db.write_option(last_update_time=snap.update_time)
+        )
+        for other, fields, read_at in decision.along:
+            batch.update(other, fields, option=db.write_option(last_update_time=read_at))
+        try:
+            batch.commit()  # pragma: SYNCPOINT edit
+        except FailedPrecondition:
+            continue  # written since our read (a claim, a send, another edit): decide again
+        return applied(data, decision.update)
+    raise Conflict(f"the {what} kept changing while this request was deciding; try again")
