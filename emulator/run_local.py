@@ -1,8 +1,8 @@
 """`make run`: the whole product on this machine, the way it runs on Google Cloud.
 
 Starts the Firestore emulator and the Slack stand-in (or, with SLACK_BOT_TOKEN set and no
-SLACK_API_URL, uses real Slack), serves the `tick` target with functions-framework exactly as
-Cloud Functions would, seeds a few example schedules, and then plays Cloud Scheduler: an
+SLACK_API_URL, uses real Slack), serves the `tick` and `api` targets with functions-framework
+exactly as Cloud Functions would, seeds a few example schedules, and then plays Cloud Scheduler: an
 authenticated POST to `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed
 as the function logs it. Ctrl-C stops everything.
 """
@@ -31,6 +31,7 @@ from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTION_PORT = int(os.environ.get("LOCAL_FUNCTION_PORT", "8080"))
+API_PORT = int(os.environ.get("LOCAL_API_PORT", "8081"))
 FIRESTORE_PORT = int(os.environ.get("LOCAL_FIRESTORE_PORT", "8686"))
 SLACK_PORT = int(os.environ.get("LOCAL_SLACK_PORT", "8765"))
 
@@ -95,13 +96,27 @@ def tick(token: str) -> dict[str, Any]:
         return body
 
 
-def wait_for_function(token: str, process: subprocess.Popen[bytes]) -> None:
+def serve(target: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """One functions-framework server per target, as Cloud Functions deploys them."""
+    command = [
+        str(Path(sys.executable).parent / "functions-framework"),
+        "--target",
+        target,
+        "--source",
+        str(ROOT / "main.py"),
+        "--port",
+        str(port),
+    ]
+    return subprocess.Popen(command, cwd=ROOT, env=env)
+
+
+def wait_for_function(port: int, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit("the functions-framework server exited; see its output above")
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{FUNCTION_PORT}/", timeout=2)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
         except urllib.error.HTTPError:
             return  # it answers (405/401 to a bare GET): it is up
         except OSError:
@@ -139,21 +154,12 @@ def main() -> int:
             env["SLACK_API_URL"] = standin.url
             print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
 
-        function = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "functions-framework"),
-                "--target",
-                "tick",
-                "--source",
-                str(ROOT / "main.py"),
-                "--port",
-                str(FUNCTION_PORT),
-            ],
-            cwd=ROOT,
-            env=env,
-        )
+        function = serve("tick", FUNCTION_PORT, env)
         stack.append(function)
-        wait_for_function(token, function)
+        wait_for_function(FUNCTION_PORT, function)
+        api = serve("api", API_PORT, env)
+        stack.append(api)
+        wait_for_function(API_PORT, api)
         seed(project, channel)
         print(
             f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
