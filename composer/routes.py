@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,8 +20,8 @@ from composer.preview import DEFAULT_COUNT, MAX_COUNT, preview_message
 from composer.rotations import create_rotation, edit_rotation, get_rotation
 from composer.validation import Problems
 from composer.versions import if_match_from
-from core.errors import BadRequest, Conflict, HttpError, MethodNotAllowed, NotFound
-from core.http import parse_body
+from core.errors import Conflict, HttpError, MethodNotAllowed, NotFound
+from core.http import json_object, parse_body
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 
@@ -180,7 +179,7 @@ def _create(
     is looked up before the body is validated: a retry of a create whose send_at has since
     passed still answers the record it made."""
     _no_query(request)
-    body = _json_object(request)
+    body = json_object(request)
     key = idempotency.key_from(request.headers)
     for _ in range(_CREATE_TRIES):
         fresh = None
@@ -197,19 +196,6 @@ def _create(
                 raise
             # A concurrent request with the same key won: the next look-up finds its record.
     raise Conflict("concurrent requests kept racing for this Idempotency-Key; try again")
-
-
-def _json_object(request: flask.Request) -> dict[str, Any]:
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        raise BadRequest("a JSON body is required")
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
-    return data
 
 
 def _allow_query(request: flask.Request, problems: Problems, *names: str) -> None:

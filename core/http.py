@@ -59,13 +59,10 @@ def _json(body: Any, status: int) -> flask.Response:
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
-    """The request's JSON body as `model`: 400 when it is not JSON, 422 naming each bad
-    field when it does not fit."""
+def json_object(request: flask.Request) -> dict[str, Any]:
+    """The request's body as a JSON object; 400 when it is missing or anything else."""
     raw = request.get_data(cache=True)
     if not raw.strip():
-        if optional:
-            return model()
         raise BadRequest("a JSON body is required")
     try:
         data = json.loads(raw)
@@ -73,6 +70,16 @@ def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
         raise BadRequest(f"the body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
+    """The request's JSON body as `model`: 400 when it is not a JSON object, 422 naming each
+    bad field when it does not fit."""
+    raw = request.get_data(cache=True)
+    if optional and not raw.strip():
+        return model()
+    json_object(request)
     try:
         # From the JSON text, so strict models take ISO-8601 strings for datetimes while
         # still refusing "yes" for a bool or a bare number for an instant.
