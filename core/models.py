@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from core.errors import DocumentError
@@ -58,6 +58,11 @@ def message_delivery_id(message_id: str, occurrence_at: datetime) -> str:
     """The ledger id of one occurrence of one message: the same inputs always give the same
     id, which is what lets Firestore refuse a second claim of it."""
     return f"m:{message_id}:{format_instant(occurrence_at)}"
+
+
+def rotation_delivery_id(rotation_id: str, day: date) -> str:
+    """The ledger id of one rotation day: a second claim of that day fails to create it."""
+    return f"r:{rotation_id}:{day.isoformat()}"
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,28 @@ def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snap
         .limit(limit)
     )
     return list(query.stream())
+
+
+def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+    """Active rotations whose next turn is due, through the (status, next_run_at) index.
+    Whether the turn is really today's (and still open) is decided on the document."""
+    query = (
+        db.collection(ROTATIONS)
+        .where(filter=FieldFilter("status", "==", "active"))
+        .where(filter=FieldFilter("next_run_at", "<=", now))
+        .order_by("next_run_at")
+        .limit(limit)
+    )
+    return list(query.stream())
+
+
+def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+    """Rotations holding a claimed day whose lease ran out (paused or not: a claimed day is
+    settled either way)."""
+    query = (
+        db.collection(ROTATIONS)
+        .where(filter=FieldFilter("lease.expires_at", "<=", now))
+        .order_by("lease.expires_at")
+        .limit(limit)
+    )
+    return list(query.stream())

@@ -14,7 +14,7 @@ import time
 
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.tick import run_tick
+from processor.one_pass import run_pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rt = runtime_for(Settings.from_env())
     while True:
-        summary = run_tick(rt)
+        summary = run_pass(rt)
         print(json.dumps({"tick": summary}, sort_keys=True), flush=True)
         if args.once or (args.until_idle and summary["due"] == 0):
             return 0

@@ -19,15 +19,17 @@ def escalate(
     rt: Runtime,
     *,
     status: str,
-    message_id: str,
+    message_id: str | None = None,
+    rotation_id: str | None = None,
     occurrence_at: datetime | None,
     error_code: str | None,
     detail: str,
     **fields: Any,
 ) -> None:
+    subject = {"message_id": message_id} if rotation_id is None else {"rotation_id": rotation_id}
     logs.error(
         f"delivery {status}",
-        message_id=message_id,
+        **subject,
         occurrence_at=occurrence_at,
         status=status,
         error_code=error_code,
@@ -38,16 +40,21 @@ def escalate(
     if not channel:
         return
     when = occurrence_at.isoformat() if occurrence_at else "unknown occurrence"
+    what = (
+        f"Rotation `{escape(rotation_id)}`"
+        if rotation_id
+        else f"Scheduled message `{escape(str(message_id))}`"
+    )
     text = (
-        f":warning: Scheduled message `{escape(message_id)}` ({escape(when)}) is *{status}*: "
+        f":warning: {what} ({escape(when)}) is *{status}*: "
         f"`{escape(error_code or 'unknown')}` {escape(detail)}"
     )
-    alert_id = f"alert:{fields.get('delivery_id') or message_id}"
+    alert_id = f"alert:{fields.get('delivery_id') or rotation_id or message_id}"
     result = rt.slack.post(channel, text, alert_id)
     if result.outcome is not Outcome.DELIVERED:
         logs.warning(
             "alert post failed; not escalated further",
-            message_id=message_id,
+            **subject,
             alert_channel=channel,
             error_code=result.code,
         )

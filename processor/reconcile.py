@@ -109,8 +109,34 @@ def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
     return _settle(rt, claim, lookup, data.get("on_ambiguous", "hold"))
 
 
-def _settle(rt: Runtime, claim: Claim, lookup: Lookup, policy: Any) -> Result | None:
+def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> PostResult | None:
+    """What Slack's history means for a claimed occurrence, the same for messages and
+    rotation days: DELIVERED (found), FAILED (absent after `max_attempts`), RETRY_LATER
+    (absent: another attempt after a backoff), AMBIGUOUS (unreadable and the policy holds:
+    park it `unconfirmed`), or None (history could not be read now: ask again later)."""
     if lookup.witness is Witness.TRY_LATER:
+        return None
+    if lookup.witness is Witness.FOUND:
+        return PostResult(Outcome.DELIVERED, ts=lookup.ts, detail="found in channel history")
+    if lookup.witness is Witness.UNREADABLE and policy != "retry":
+        # Anything but an explicit "retry" holds: never resend on a guess.
+        detail = f"Slack history unreadable ({lookup.code}); outcome unverified, not resent"
+        return PostResult(Outcome.AMBIGUOUS, lookup.code, detail=detail)
+    if attempts >= max_attempts:
+        return PostResult(
+            Outcome.FAILED, "max_attempts", detail=f"not delivered after {attempts} attempts"
+        )
+    return PostResult(
+        Outcome.RETRY_LATER,
+        "not_delivered",
+        retry_after=int(backoff(attempts).total_seconds()),
+        detail="absent from channel history; released for another attempt",
+    )
+
+
+def _settle(rt: Runtime, claim: Claim, lookup: Lookup, policy: Any) -> Result | None:
+    post = verdict(lookup, policy, claim.attempts, rt.settings.max_attempts)
+    if post is None:
         logs.warning(
             "Slack history could not be read now; asking again later",
             message_id=claim.message.id,
@@ -120,27 +146,10 @@ def _settle(rt: Runtime, claim: Claim, lookup: Lookup, policy: Any) -> Result | 
             error_code=lookup.code,
         )
         return None
-    if lookup.witness is Witness.FOUND:
-        post = PostResult(Outcome.DELIVERED, ts=lookup.ts, detail="found in channel history")
-    elif lookup.witness is Witness.UNREADABLE and policy != "retry":
-        # Anything but an explicit "retry" holds: never resend on a guess.
-        detail = f"Slack history unreadable ({lookup.code}); outcome unverified, not resent"
-        result = hold_unconfirmed(rt, claim, lookup.code, detail)
-        report_outcome(rt, claim, PostResult(Outcome.AMBIGUOUS, lookup.code, detail=detail), result)
-        return result
-    elif claim.attempts >= rt.settings.max_attempts:
-        post = PostResult(
-            Outcome.FAILED, "max_attempts", detail=f"not delivered after {claim.attempts} attempts"
-        )
+    if post.outcome is Outcome.AMBIGUOUS:
+        result = hold_unconfirmed(rt, claim, post.code, post.detail)
     else:
-        wait = backoff(claim.attempts)
-        post = PostResult(
-            Outcome.RETRY_LATER,
-            "not_delivered",
-            retry_after=int(wait.total_seconds()),
-            detail="absent from channel history; released for another attempt",
-        )
-    result = finalize(rt, claim, post)
+        result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
     return result
 

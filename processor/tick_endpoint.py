@@ -1,4 +1,5 @@
-"""The `tick` HTTP target: the cron gate, the request body, and one processing pass."""
+"""The `tick` HTTP target: the cron gate, the request body, and one processing pass over
+rotations (few, and due at a fixed local time) and then messages."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from core.errors import BadRequest, MethodNotAllowed
 from core.http import parse_body
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.tick import run_tick
+from processor.one_pass import run_pass
 
 
 class TickRequest(BaseModel):
@@ -36,4 +37,4 @@ def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, A
         if settings.is_production:
             raise BadRequest("`now` cannot be overridden in production")
         rt = rt.with_clock(FixedClock(datetime.fromisoformat(body.now.isoformat())))
-    return run_tick(rt, dry_run=body.dry_run), 200
+    return run_pass(rt, dry_run=body.dry_run), 200

@@ -63,3 +63,13 @@ def test_the_expired_lease_query_has_its_composite_index():
         if index["collectionGroup"] == "scheduled_messages"
     ]
     assert [("status", "ASCENDING"), ("lease.expires_at", "ASCENDING")] in fields
+
+
+def test_the_due_rotations_query_has_its_composite_index():
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [(f["fieldPath"], f["order"]) for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "rotations"
+    ]
+    assert [("status", "ASCENDING"), ("next_run_at", "ASCENDING")] in fields

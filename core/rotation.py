@@ -1,0 +1,247 @@
+"""Rotation math: which local day is a turn, when that turn is due, who takes it, and
+where the order stands after an edit. Pure functions of the stored fields and an instant,
+shared by the real send, the tick's dry run and the API's preview, so that a preview can
+never disagree with what is posted.
+
+A rotation's turn on a day is due at `send_time` local time in its `timezone`, on one of its
+`weekdays`, and (when `working_days` names a country) only on that country's working days.
+A `send_time` that a spring-forward gap skips happens at the same instant as the wall time
+after the gap (02:30 becomes 03:30); one that a fall-back repeats happens the first time.
+
+Who takes a turn: `members[cursor]`, unless that member is listed in `skips` for the day
+(out of office). Then the first member after them who is not skipped takes the turn and is
+moved in front of the skipped ones, so the skipped members keep their places: they are next,
+in the order they had, and nobody takes two turns in one round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from core.errors import DocumentError
+from core.models import CHANNEL_ID, MAX_TEXT
+from core.schedule import to_utc, zone
+from core.working_days import WorkingDays
+
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+SEND_TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+LOCAL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DEFAULT_WEEKDAYS = (0, 1, 2, 3, 4)
+PLACEHOLDER = "{member}"
+ACTIVE, PAUSED = "active", "paused"
+# Weekdays and a holiday calendar leave a turn day within any few weeks; a year without one
+# means the rotation has none (it is never due).
+_SEARCH_DAYS = 366
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """A stored rotation, validated for taking turns."""
+
+    id: str
+    channel: str
+    members: tuple[str, ...]
+    tz: ZoneInfo
+    send_time: time
+    weekdays: frozenset[int]
+    text: str
+    cursor: int
+    last_processed_date: date | None
+    skips: Mapping[date, frozenset[str]]
+    working_days: WorkingDays | None = None
+
+    @classmethod
+    def from_document(cls, doc_id: str, data: Mapping[str, Any]) -> Rotation:
+        channel = data.get("channel")
+        if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
+            raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
+        members = data.get("members")
+        if (
+            not isinstance(members, list)
+            or not members
+            or not all(isinstance(m, str) and USER_ID.match(m) for m in members)
+            or len(set(members)) != len(members)
+        ):
+            raise DocumentError(
+                "invalid_members", f"members must be distinct Slack user ids, got {members!r}"
+            )
+        timezone = data.get("timezone") or "UTC"
+        if not isinstance(timezone, str):
+            raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
+        send_time = data.get("send_time")
+        if not isinstance(send_time, str) or not SEND_TIME.match(send_time):
+            raise DocumentError("invalid_send_time", f"send_time {send_time!r} is not HH:MM")
+        weekdays = data.get("weekdays", list(DEFAULT_WEEKDAYS))
+        if (
+            not isinstance(weekdays, list)
+            or not weekdays
+            or not all(isinstance(d, int) and 0 <= d <= 6 for d in weekdays)
+        ):
+            raise DocumentError(
+                "invalid_weekdays", f"weekdays must be days 0 (Monday)..6, got {weekdays!r}"
+            )
+        text = data.get("text")
+        if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+            raise DocumentError("invalid_text", "text must be 1..40000 characters, not blank")
+        cursor = data.get("cursor", 0)
+        if not isinstance(cursor, int) or isinstance(cursor, bool):
+            raise DocumentError("invalid_cursor", f"cursor {cursor!r} is not an int")
+        working_days = None
+        if data.get("working_days") is not None:
+            working_days = WorkingDays.from_fields(data["working_days"])
+        return cls(
+            doc_id,
+            channel,
+            tuple(members),
+            zone(timezone),
+            time.fromisoformat(send_time),
+            frozenset(weekdays),
+            text,
+            cursor % len(members),  # an out-of-range cursor continues the order, never fails
+            _optional_date(data.get("last_processed_date"), "last_processed_date"),
+            parse_skips(data.get("skips")),
+            working_days,
+        )
+
+    def today(self, now: datetime) -> date:
+        """The team's local date at `now`."""
+        return now.astimezone(self.tz).date()
+
+    def is_turn_day(self, day: date) -> bool:
+        if day.weekday() not in self.weekdays:
+            return False
+        return self.working_days is None or self.working_days.is_working_day(day)
+
+    def due_at(self, day: date) -> datetime:
+        """The UTC instant the turn of `day` is due (send_time local, gap and fold rules)."""
+        return to_utc(datetime.combine(day, self.send_time), self.tz)
+
+    def is_due(self, now: datetime) -> bool:
+        """Today's turn is due and not claimed yet: a rotation that was down for days
+        takes only today's turn."""
+        today = self.today(now)
+        return (
+            self.is_turn_day(today)
+            and now >= self.due_at(today)
+            and self.last_processed_date != today
+        )
+
+    def next_due_at(self, now: datetime, after: date | None = None) -> datetime | None:
+        """When the next turn not yet claimed is due: today's if it is still open (even if
+        its time has passed), else the next turn day's; from the day after `after` when
+        given. None when no turn day comes within a year."""
+        day = self.today(now) if after is None else after + timedelta(days=1)
+        for _ in range(_SEARCH_DAYS):
+            if self.is_turn_day(day) and day != self.last_processed_date:
+                return self.due_at(day)
+            day += timedelta(days=1)
+        return None
+
+    def turn_days(self, now: datetime, count: int) -> list[date]:
+        """The next `count` turn days not yet claimed, from today on."""
+        days: list[date] = []
+        day = self.today(now)
+        for _ in range(_SEARCH_DAYS * 2):
+            if len(days) == count:
+                break
+            if self.is_turn_day(day) and day != self.last_processed_date:
+                days.append(day)
+            day += timedelta(days=1)
+        return days
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Who takes the turn of one day, and the order the rotation continues with."""
+
+    day: date
+    member: str | None  # None: every member is skipped that day
+    members: tuple[str, ...]
+    cursor: int
+
+
+def take_turn(members: Sequence[str], cursor: int, skipped: frozenset[str], day: date) -> Turn:
+    """The turn of `day`: the member at `cursor` unless skipped, else the first one after
+    who is not, moved in front of the skipped ones (who keep their order and go next)."""
+    order = tuple(members)
+    count = len(order)
+    start = cursor % count
+    for step in range(count):
+        index = (start + step) % count
+        member = order[index]
+        if member in skipped:
+            continue
+        if step:
+            rest = [m for m in order if m != member]
+            rest.insert(start if index > start else start - 1, member)
+            order = tuple(rest)
+            start = order.index(member)
+        return Turn(day, member, order, (start + 1) % count)
+    return Turn(day, None, order, start)
+
+
+def turn_for(rotation: Rotation, day: date) -> Turn:
+    return take_turn(rotation.members, rotation.cursor, rotation.skips.get(day, frozenset()), day)
+
+
+def upcoming_turns(rotation: Rotation, now: datetime, count: int) -> list[Turn]:
+    """The next `count` turns as they would go if nothing changed in between: the same
+    selection as the real send, applied day after day to the order it leaves."""
+    turns = []
+    members, cursor = rotation.members, rotation.cursor
+    for day in rotation.turn_days(now, count):
+        turn = take_turn(members, cursor, rotation.skips.get(day, frozenset()), day)
+        turns.append(turn)
+        members, cursor = turn.members, turn.cursor
+    return turns
+
+
+def fill_template(text: str, member: str) -> str:
+    """The Markdown of a turn: every `{member}` becomes a mention of the member. Member ids
+    are validated Slack user ids, so a mention can never be anything but that user."""
+    return text.replace(PLACEHOLDER, f"<@{member}>")
+
+
+def cursor_after_edit(old: Sequence[str], cursor: int, new: Sequence[str]) -> int:
+    """Where the order continues after `members` changed from `old` to `new`: with the
+    member who was next, if they remain; else with the first one after them (in the old
+    order) who remains; else from the start."""
+    if not old or not new:
+        return 0
+    start = cursor % len(old)
+    for step in range(len(old)):
+        member = old[(start + step) % len(old)]
+        if member in new:
+            return list(new).index(member)
+    return 0
+
+
+def parse_skips(value: object) -> dict[date, frozenset[str]]:
+    """`skips`: {"YYYY-MM-DD": ["U…", …]}, the members out of office on local dates."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DocumentError("invalid_skips", f"skips must be a map of dates, got {value!r}")
+    skips: dict[date, frozenset[str]] = {}
+    for key, members in value.items():
+        day = _optional_date(key, "skips")
+        if day is None or not isinstance(members, list):
+            raise DocumentError("invalid_skips", f"skips[{key!r}] must list member ids")
+        skips[day] = frozenset(m for m in members if isinstance(m, str))
+    return skips
+
+
+def _optional_date(value: object, field: str) -> date | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and LOCAL_DATE.match(value):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise DocumentError(f"invalid_{field}", f"{field} {value!r} is not a date YYYY-MM-DD")

@@ -1,0 +1,352 @@
+"""Claiming a rotation's day: after a claim exactly one worker posts that day's turn.
+
+The same mechanism as a message claim: one batch holding (1) the rotation's update,
+preconditioned on the update time we read, and (2) the `create()` of the day's ledger
+document `r:<rotation>:<local date>`. The update sets `last_processed_date` to today,
+advances the order, keeps the previous values under `rollback`, and takes a `lease`; so a
+second processor fails the precondition or the create and skips, and a day is never claimed
+without a lease that reconciliation will settle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition
+from google.cloud import firestore
+
+from core import logs
+from core.errors import DocumentError
+from core.models import LedgerStatus, rotation_delivery_id
+from core.rotation import Rotation, Turn, turn_for
+from core.runtime import Runtime
+from core.store import DELIVERIES, Snapshot
+from processor.escalate import escalate
+from processor.outcome import Result
+
+KIND = "rotation"
+
+
+@dataclass(frozen=True)
+class DayClaim:
+    rotation: Rotation
+    day: date
+    member: str
+    delivery_id: str
+    attempts: int
+    owner: str
+    due_at: datetime
+    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
+    # The update times our claim wrote: every later write is conditioned on them.
+    rotation_version: Any
+    ledger_version: Any
+
+
+def claim_day(rt: Runtime, snap: Snapshot) -> DayClaim | Result:
+    """Claim today's turn of the rotation `snap` (found due); or, when it is not due after
+    all, move its `next_run_at` to when it is."""
+    data = snap.to_dict() or {}
+    now = rt.clock.now()
+    if data.get("status") != "active" or data.get("lease"):
+        return Result.SKIPPED  # paused, or a claimed day not settled yet
+    try:
+        rotation = Rotation.from_document(snap.id, data)
+    except DocumentError as exc:
+        return reject_rotation(rt, snap, exc, now)
+    if not rotation.is_due(now):
+        return _reschedule(rt, snap, rotation.next_due_at(now), now)
+    today = rotation.today(now)
+    turn = turn_for(rotation, today)
+    ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(snap.id, today))
+    if turn.member is None:
+        return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, now)
+    try:
+        return _claim(rt, snap, rotation, turn, ledger_ref, data, now)
+    except AlreadyExists:
+        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, now)
+
+
+def _claim(
+    rt: Runtime,
+    snap: Snapshot,
+    rotation: Rotation,
+    turn: Turn,
+    ledger_ref: firestore.DocumentReference,
+    data: dict[str, Any],
+    now: datetime,
+) -> DayClaim | Result:
+    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
+    due_at = rotation.due_at(turn.day)
+    batch = rt.db.batch()
+    rollback = _rollback_of(data)
+    batch.update(
+        snap.reference,
+        _claimed_rotation(rt, rotation, turn, rollback, expires_at, 1, now),
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    batch.create(
+        ledger_ref,
+        {
+            "kind": KIND,
+            "rotation_id": rotation.id,
+            "occurrence_date": turn.day.isoformat(),
+            "occurrence_at": due_at,
+            "channel": rotation.channel,
+            "member": turn.member,
+            "status": LedgerStatus.CLAIMED,
+            "worker": rt.worker_id,
+            "attempts": 1,
+            "claimed_at": now,
+            "lease_expires_at": expires_at,
+            "late_seconds": max(0.0, (now - due_at).total_seconds()),
+            "slack_ts": None,
+            "sent_at": None,
+            "error": None,
+        },
+    )
+    try:
+        results = batch.commit()  # pragma: SYNCPOINT claim
+    except FailedPrecondition:
+        return Result.DUPLICATE  # another processor (or an edit) changed it since our read
+    return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results)
+
+
+def _claim_existing(
+    rt: Runtime,
+    snap: Snapshot,
+    rotation: Rotation,
+    turn: Turn,
+    ledger_ref: firestore.DocumentReference,
+    data: dict[str, Any],
+    now: datetime,
+) -> DayClaim | Result:
+    """Today has a ledger entry already. A rolled-back day (failed, or released for a retry)
+    is claimed again through it; any other entry is the truth about today: nothing is sent,
+    and the rotation is brought in line with it."""
+    ledger = ledger_ref.get()
+    entry = ledger.to_dict() or {}
+    if entry.get("status") not in LedgerStatus.RECLAIMABLE:
+        return _repair_from_ledger(rt, snap, rotation, turn.day, entry, now)
+    attempts = int(entry.get("attempts") or 0) + 1
+    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
+    rollback = _rollback_of(data)
+    batch = rt.db.batch()
+    batch.update(
+        snap.reference,
+        _claimed_rotation(rt, rotation, turn, rollback, expires_at, attempts, now),
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    batch.update(
+        ledger_ref,
+        {
+            "status": LedgerStatus.CLAIMED,
+            "member": turn.member,
+            "worker": rt.worker_id,
+            "attempts": attempts,
+            "claimed_at": now,
+            "lease_expires_at": expires_at,
+        },
+        option=rt.db.write_option(last_update_time=ledger.update_time),
+    )
+    try:
+        results = batch.commit()  # pragma: SYNCPOINT reclaim
+    except (FailedPrecondition, AlreadyExists):
+        return Result.DUPLICATE
+    due_at = rotation.due_at(turn.day)
+    return _day_claim(rt, rotation, turn, ledger_ref.id, attempts, due_at, rollback, results)
+
+
+def _day_claim(
+    rt: Runtime,
+    rotation: Rotation,
+    turn: Turn,
+    delivery_id: str,
+    attempts: int,
+    due_at: datetime,
+    rollback: dict[str, Any],
+    results: list[Any],
+) -> DayClaim:
+    assert turn.member is not None
+    return DayClaim(
+        rotation,
+        turn.day,
+        turn.member,
+        delivery_id,
+        attempts,
+        rt.worker_id,
+        due_at,
+        rollback,
+        results[0].update_time,
+        results[1].update_time,
+    )
+
+
+def _rollback_of(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "last_processed_date": data.get("last_processed_date"),
+        "cursor": data.get("cursor", 0),
+        "members": data.get("members"),
+    }
+
+
+def _claimed_rotation(
+    rt: Runtime,
+    rotation: Rotation,
+    turn: Turn,
+    rollback: dict[str, Any],
+    expires_at: datetime,
+    attempts: int,
+    now: datetime,
+) -> dict[str, Any]:
+    return {
+        "last_processed_date": turn.day.isoformat(),
+        "cursor": turn.cursor,
+        "members": list(turn.members),
+        "rollback": rollback,
+        "lease": {
+            "owner": rt.worker_id,
+            "expires_at": expires_at,
+            "occurrence_date": turn.day.isoformat(),
+            "member": turn.member,
+        },
+        "attempts": attempts,
+        # The next turn: the due query stops returning a claimed day at once.
+        "next_run_at": rotation.next_due_at(now, after=turn.day),
+        "updated_at": now,
+        "version": firestore.Increment(1),
+    }
+
+
+def _reschedule(rt: Runtime, snap: Snapshot, next_run_at: datetime | None, now: datetime) -> Result:
+    """Found due but no turn is open now (today is not a turn day, its time has not come,
+    or it was claimed): the next turn is when it is next looked at."""
+    try:
+        snap.reference.update(
+            {"next_run_at": next_run_at, "updated_at": now},
+            option=rt.db.write_option(last_update_time=snap.update_time),
+        )
+    except FailedPrecondition:
+        return Result.DUPLICATE
+    return Result.SKIPPED
+
+
+def _everyone_skipped(
+    rt: Runtime,
+    snap: Snapshot,
+    rotation: Rotation,
+    turn: Turn,
+    ledger_ref: firestore.DocumentReference,
+    now: datetime,
+) -> Result:
+    """Every member is out today: the day is recorded `skipped` and nobody loses a turn."""
+    update = {
+        "last_processed_date": turn.day.isoformat(),
+        "next_run_at": rotation.next_due_at(now, after=turn.day),
+        "updated_at": now,
+        "version": firestore.Increment(1),
+    }
+    option = rt.db.write_option(last_update_time=snap.update_time)
+    batch = rt.db.batch()
+    batch.update(snap.reference, update, option=option)
+    batch.create(
+        ledger_ref,
+        {
+            "kind": KIND,
+            "rotation_id": rotation.id,
+            "occurrence_date": turn.day.isoformat(),
+            "occurrence_at": rotation.due_at(turn.day),
+            "channel": rotation.channel,
+            "member": None,
+            "status": LedgerStatus.SKIPPED,
+            "reason": "everyone_skipped",
+            "worker": rt.worker_id,
+            "attempts": 0,
+            "skipped_at": now,
+            "slack_ts": None,
+            "sent_at": None,
+            "error": None,
+        },
+    )
+    try:
+        try:
+            batch.commit()  # pragma: SYNCPOINT skip
+        except AlreadyExists:
+            # An earlier attempt today was rolled back; its entry keeps its own story.
+            snap.reference.update(update, option=option)
+    except FailedPrecondition:
+        return Result.DUPLICATE
+    logs.warning(
+        "rotation day skipped: every member is out",
+        rotation_id=rotation.id,
+        delivery_id=ledger_ref.id,
+        occurrence_date=turn.day.isoformat(),
+        status="skipped",
+        error_code="everyone_skipped",
+        channel=rotation.channel,
+    )
+    return Result.SKIPPED
+
+
+def _repair_from_ledger(
+    rt: Runtime,
+    snap: Snapshot,
+    rotation: Rotation,
+    day: date,
+    entry: dict[str, Any],
+    now: datetime,
+) -> Result:
+    """The rotation says today is open but its ledger settled (or holds) it: never post it
+    again; mark the day taken, and give a held claim its lease back for reconciliation."""
+    update: dict[str, Any] = {
+        "last_processed_date": day.isoformat(),
+        "next_run_at": rotation.next_due_at(now, after=day),
+        "updated_at": now,
+        "version": firestore.Increment(1),
+    }
+    if entry.get("status") == LedgerStatus.CLAIMED:
+        update["lease"] = {
+            "owner": entry.get("worker"),
+            "expires_at": entry.get("lease_expires_at"),
+            "occurrence_date": day.isoformat(),
+            "member": entry.get("member"),
+        }
+    try:
+        snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
+    except FailedPrecondition:
+        return Result.DUPLICATE
+    logs.warning(
+        "rotation disagreed with its ledger; repaired from the ledger, nothing sent",
+        rotation_id=rotation.id,
+        occurrence_date=day.isoformat(),
+        ledger_status=entry.get("status"),
+        status="duplicate",
+    )
+    return Result.DUPLICATE
+
+
+def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
+    """A rotation that cannot take turns as stored is paused with a code saying why (and
+    escalated), rather than tried again every minute."""
+    try:
+        snap.reference.update(
+            {
+                "status": "paused",
+                "last_error": {"code": exc.code, "message": exc.message, "at": now},
+                "updated_at": now,
+                "version": firestore.Increment(1),
+            },
+            option=rt.db.write_option(last_update_time=snap.update_time),
+        )
+    except FailedPrecondition:
+        return Result.DUPLICATE
+    escalate(
+        rt,
+        status="failed",
+        rotation_id=snap.id,
+        occurrence_at=None,
+        error_code=exc.code,
+        detail=f"rotation cannot take turns as stored (paused): {exc.message}",
+    )
+    return Result.FAILED
