@@ -96,19 +96,8 @@ def _apply(
     now = rt.clock.now()
     rotation_update |= {"updated_at": now, "version": firestore.Increment(1)}
     for _ in range(2):
-        batch = rt.db.batch()
-        batch.update(
-            rt.db.collection(ROTATIONS).document(claim.rotation.id),
-            rotation_update,
-            option=rt.db.write_option(last_update_time=claim.rotation_version),
-        )
-        batch.update(
-            rt.db.collection(DELIVERIES).document(claim.delivery_id),
-            ledger_update,
-            option=rt.db.write_option(last_update_time=claim.ledger_version),
-        )
         try:
-            batch.commit()  # pragma: SYNCPOINT lease
+            _commit(rt, claim, rotation_update, ledger_update)
             return result
         except FailedPrecondition:
             fresh = _still_ours(rt, claim)
@@ -127,6 +116,23 @@ def _apply(
         worker=claim.owner,
     )
     return Result.FENCED
+
+
+def _commit(
+    rt: Runtime, claim: DayClaim, rotation_update: dict[str, Any], ledger_update: dict[str, Any]
+) -> None:
+    batch = rt.db.batch()
+    batch.update(
+        rt.db.collection(ROTATIONS).document(claim.rotation.id),
+        rotation_update,
+        option=rt.db.write_option(last_update_time=claim.rotation_version),
+    )
+    batch.update(
+        rt.db.collection(DELIVERIES).document(claim.delivery_id),
+        ledger_update,
+        option=rt.db.write_option(last_update_time=claim.ledger_version),
+    )
+    batch.commit()  # pragma: SYNCPOINT lease
 
 
 def _still_ours(rt: Runtime, claim: DayClaim) -> DayClaim | None:

@@ -1,4 +1,5 @@
-"""A worker process that runs one pass and SIGKILLs itself at a named crash point.
+"""A worker process that runs one pass and SIGKILLs itself at a named crash point, in the
+delivery of a message or of a rotation day, whichever it meets first.
 
     python -m tests.crash_worker after_claim|after_post|mid_finalize <now ISO-8601>
 
@@ -18,11 +19,14 @@ from typing import Any
 
 import processor.deliver as deliver
 import processor.finalize as finalize
+import rotations.deliver as day_deliver
+import rotations.finalize as day_finalize
 from core.clock import FixedClock
 from core.runtime import runtime_for
 from core.settings import Settings
 from processor.claim import Claim, claim_message
-from processor.tick import run_tick
+from processor.one_pass import run_pass
+from rotations.claim import DayClaim, claim_day
 
 
 def die() -> None:
@@ -38,24 +42,35 @@ def install(point: str) -> None:
                 die()
             return result
 
-        # Rebind the name deliver_message calls; the rest of the pass is untouched.
+        def claim_day_then_die(*args: Any) -> Any:
+            result = claim_day(*args)
+            if isinstance(result, DayClaim):
+                die()
+            return result
+
+        # Rebind the names the deliveries call; the rest of the pass is untouched.
         setattr(deliver, "claim_message", claim_then_die)  # noqa: B010
+        setattr(day_deliver, "claim_day", claim_day_then_die)  # noqa: B010
     elif point == "after_post":
         # Slack has recorded the post; the outcome is never written.
         setattr(deliver, "finalize", lambda *args: die())  # noqa: B010
+        setattr(day_deliver, "finalize_day", lambda *args: die())  # noqa: B010
     elif point == "mid_finalize":
-        real_commit = finalize._commit
-
-        def commit_and_die(*args: Any) -> None:
-            # The kill lands while the commit is in flight or just after it: both are
-            # "in the middle of finalize" from the outside.
-            threading.Timer(random.uniform(0, 0.004), die).start()
-            real_commit(*args)
-            time.sleep(30)
-
-        finalize._commit = commit_and_die  # type: ignore[assignment]
+        for module in (finalize, day_finalize):
+            module._commit = _dying(module._commit)  # type: ignore[attr-defined]
     else:
         raise SystemExit(f"unknown crash point {point!r}")
+
+
+def _dying(real_commit: Any) -> Any:
+    def commit_and_die(*args: Any) -> None:
+        # The kill lands while the commit is in flight or just after it: both are "in the
+        # middle of finalize" from the outside.
+        threading.Timer(random.uniform(0, 0.004), die).start()
+        real_commit(*args)
+        time.sleep(30)
+
+    return commit_and_die
 
 
 if __name__ == "__main__":
@@ -63,5 +78,5 @@ if __name__ == "__main__":
     rt = runtime_for(Settings.from_env()).with_clock(
         FixedClock(datetime.fromisoformat(sys.argv[2]))
     )
-    run_tick(rt)
+    run_pass(rt)
     raise SystemExit("the crash point was never reached")

@@ -1,7 +1,8 @@
 """Crash points: a worker process is SIGKILLed after its claim, after Slack recorded its post
-but before finalize, and in the middle of finalize. The next passes, with the clock past the
-lease, must end every occurrence delivered exactly once (Slack's history is readable here,
-so none may end unconfirmed)."""
+but before finalize, and in the middle of finalize, delivering a one-off, a recurring
+occurrence or a rotation day in turn. The next passes, with the clock past the lease, must
+end every occurrence delivered exactly once (Slack's history is readable here, so none may
+end unconfirmed)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from datetime import timedelta
 
 import pytest
 
-from core.models import message_delivery_id
+from core.models import message_delivery_id, rotation_delivery_id
+from processor.one_pass import run_pass
 from processor.reconcile import backoff
-from processor.tick import run_tick
-from tests.conftest import ROOT, message, seed_message
+from tests.conftest import ROOT, ledger, message, seed_message
+from tests.test_rotation_processor import rotation, seed_rotation
 
 POINTS = ("after_claim", "after_post", "mid_finalize")
 
@@ -27,18 +29,30 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
     deliveries = []
     for n in range(trials):
         now = rt.clock.now()
-        recurring = n % 2 == 1
-        extra = (
-            {
-                "status": "recurring",
-                "rrule": "FREQ=DAILY",
-                "send_at": None,
-                "dtstart": now.strftime("%Y-%m-%dT%H:%M:%S"),
-            }
-            if recurring
-            else {}
-        )
-        mid = seed_message(db, **{"next_run_at": now, "send_at": now, **extra})
+        kind = ("one-off", "recurring", "rotation")[n % 3]
+        if kind == "rotation":
+            doc_id = seed_rotation(
+                db,
+                f"rotation-{n}",
+                timezone="UTC",
+                send_time=now.strftime("%H:%M"),
+                weekdays=list(range(7)),
+                next_run_at=now,
+            )
+            delivery_id = rotation_delivery_id(doc_id, now.date())
+        else:
+            extra = (
+                {
+                    "status": "recurring",
+                    "rrule": "FREQ=DAILY",
+                    "send_at": None,
+                    "dtstart": now.strftime("%Y-%m-%dT%H:%M:%S"),
+                }
+                if kind == "recurring"
+                else {}
+            )
+            doc_id = seed_message(db, **{"next_run_at": now, "send_at": now, **extra})
+            delivery_id = message_delivery_id(doc_id, now)
         worker = subprocess.run(
             [sys.executable, "-m", "tests.crash_worker", point, now.isoformat()],
             cwd=ROOT,
@@ -50,25 +64,30 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
         assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
         # The next passes: past the dead worker's lease, then past a release's backoff.
         rt.clock.advance(timedelta(seconds=301))
-        run_tick(rt)
+        run_pass(rt)
         rt.clock.advance(backoff(1))
-        run_tick(rt)
-        deliveries.append((mid, message_delivery_id(mid, now), recurring))
+        run_pass(rt)
+        deliveries.append((kind, doc_id, delivery_id))
     posted = Counter(slack.delivery_ids())
-    for mid, delivery_id, recurring in deliveries:
-        assert posted[delivery_id] == 1, (point, mid)
-        assert message(db, mid)["status"] == ("recurring" if recurring else "sent")
+    for kind, doc_id, delivery_id in deliveries:
+        assert posted[delivery_id] == 1, (point, doc_id)
+        assert ledger(db)[delivery_id]["status"] == "sent", (point, doc_id)
+        if kind == "rotation":
+            assert "lease" not in rotation(db, doc_id) and rotation(db, doc_id)["cursor"] == 1
+        else:
+            status = message(db, doc_id)["status"]
+            assert status == ("recurring" if kind == "recurring" else "sent")
     assert sum(posted.values()) == trials
 
 
 @pytest.mark.parametrize("point", POINTS)
 def test_a_killed_worker_loses_and_repeats_nothing(rt, db, slack, env, firestore_host, point):
-    crash_trials(rt, db, slack, env, firestore_host, point, trials=2)
+    crash_trials(rt, db, slack, env, firestore_host, point, trials=3)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("point", POINTS)
-def test_twenty_kills_per_crash_point_lose_and_repeat_nothing(
+def test_twenty_one_kills_per_crash_point_lose_and_repeat_nothing(
     rt, db, slack, env, firestore_host, point
 ):
-    crash_trials(rt, db, slack, env, firestore_host, point, trials=20)
+    crash_trials(rt, db, slack, env, firestore_host, point, trials=21)
