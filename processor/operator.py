@@ -8,7 +8,8 @@
 stuck): it is finalized as delivered and never sent again. `release` is for one a person
 knows did not go out: it is claimed again by the next pass, through the same ledger entry.
 Both record who, when and why on the ledger entry, and refuse an occurrence whose lease is
-still live (a worker is sending it right now). Settings come from the environment."""
+still live (a worker is sending it right now). Rotation days (`r:…` ids) are settled by
+`rotations.operator`. Settings come from the environment."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
+from rotations.operator import DayActionRefused, mark_day_delivered, release_day
 
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
 SETTLEABLE_MESSAGE = (Status.SENDING, Status.UNCONFIRMED, Status.FAILED)
@@ -47,6 +49,8 @@ def list_deliveries(
 
 
 def mark_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str) -> None:
+    if delivery_id.startswith("r:"):
+        return mark_day_delivered(rt, delivery_id, ts, reason, by)
     now = rt.clock.now()
 
     def updates(message: Message, occurrence: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -62,6 +66,8 @@ def mark_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str)
 
 
 def release(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
+    if delivery_id.startswith("r:"):
+        return release_day(rt, delivery_id, reason, by)
     now = rt.clock.now()
 
     def updates(message: Message, occurrence: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -161,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             mark_delivered(rt, args.delivery_id, args.ts, args.reason, args.by)
         else:
             release(rt, args.delivery_id, args.reason, args.by)
-    except OperatorError as exc:
+    except (OperatorError, DayActionRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

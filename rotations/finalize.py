@@ -38,13 +38,10 @@ def finalize_day(rt: Runtime, claim: DayClaim, post: PostResult) -> Result:
 
 def hold_day_unconfirmed(rt: Runtime, claim: DayClaim, code: str | None, detail: str) -> Result:
     """The post's outcome cannot be verified and policy forbids posting again: the day stays
-    claimed (nobody else takes it) and a person settles it."""
+    claimed (nobody else takes it) and a person settles it. `rollback` stays, so that an
+    operator's release can give the member their turn back."""
     error = {"code": code, "message": detail, "at": rt.clock.now()}
-    rotation = {
-        "lease": firestore.DELETE_FIELD,
-        "rollback": firestore.DELETE_FIELD,
-        "last_error": error,
-    }
+    rotation = {"lease": firestore.DELETE_FIELD, "last_error": error}
     ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
     post = PostResult(Outcome.AMBIGUOUS, code, detail=detail)
     return _apply(rt, claim, rotation, ledger, Result.UNCONFIRMED, post)

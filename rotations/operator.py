@@ -1,0 +1,128 @@
+"""Operator actions on a rotation day (`r:<rotation>:<date>`), behind the same CLI as
+messages (`python -m processor.operator`):
+
+- `mark-delivered`: a person saw the turn in the channel; the day stays claimed, recorded as
+  sent with that `ts`, never posted again.
+- `release`: a person knows it did not go out; the claim is rolled back (the member keeps
+  their turn) and the next pass posts it again if it is still that day in the team's
+  timezone; otherwise that member takes the next turn.
+
+A day that failed definitively was rolled back already: there is nothing to settle (an edit
+of the rotation re-opens today). Both actions record who, when and why on the ledger entry.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.cloud import firestore
+
+from core import logs
+from core.errors import AppError
+from core.models import LedgerStatus
+from core.runtime import Runtime
+from core.store import DELIVERIES, ROTATIONS
+
+SETTLEABLE = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED)
+
+
+class DayActionRefused(AppError):
+    """The operator action cannot be applied to this rotation day; the message says why."""
+
+
+def mark_day_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str) -> None:
+    now = rt.clock.now()
+
+    def updates(entry: dict[str, Any], rotation: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        return (
+            {
+                "lease": firestore.DELETE_FIELD,
+                "rollback": firestore.DELETE_FIELD,
+                "last_error": firestore.DELETE_FIELD,
+                "last_member": entry.get("member"),
+                "last_sent_at": now,
+                "last_slack_ts": ts,
+                "sent_count": firestore.Increment(1),
+            },
+            {"status": LedgerStatus.SENT, "slack_ts": ts, "sent_at": now},
+        )
+
+    _settle_day(rt, delivery_id, "mark_delivered", reason, by, updates)
+
+
+def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
+    now = rt.clock.now()
+
+    def updates(entry: dict[str, Any], rotation: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        rollback = rotation.get("rollback")
+        if not isinstance(rollback, dict):
+            raise DayActionRefused(f"rotation day {delivery_id!r} has no rollback values")
+        return (
+            {
+                **rollback,
+                "lease": firestore.DELETE_FIELD,
+                "rollback": firestore.DELETE_FIELD,
+                "next_run_at": now,
+            },
+            {"status": LedgerStatus.RELEASED, "retry_at": now},
+        )
+
+    _settle_day(rt, delivery_id, "release", reason, by, updates)
+
+
+def _settle_day(
+    rt: Runtime, delivery_id: str, action: str, reason: str, by: str, updates: Any
+) -> None:
+    if not reason.strip():
+        raise DayActionRefused("a reason is required: it is recorded on the ledger entry")
+    now = rt.clock.now()
+    ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
+    ledger = ledger_ref.get()
+    entry = ledger.to_dict()
+    if entry is None:
+        raise DayActionRefused(f"no delivery {delivery_id!r}")
+    status = entry.get("status")
+    if status == LedgerStatus.FAILED:
+        raise DayActionRefused(
+            f"rotation day {delivery_id!r} failed and was rolled back: the same member is "
+            "next; edit the rotation to post today's turn again"
+        )
+    if status not in SETTLEABLE:
+        raise DayActionRefused(f"delivery {delivery_id!r} is {status!r}: nothing to settle")
+    lease_end = entry.get("lease_expires_at")
+    if status == LedgerStatus.CLAIMED and isinstance(lease_end, datetime) and lease_end > now:
+        raise DayActionRefused(
+            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
+        )
+    rotation_ref = rt.db.collection(ROTATIONS).document(str(entry.get("rotation_id")))
+    snap = rotation_ref.get()
+    data = snap.to_dict()
+    if data is None:
+        raise DayActionRefused(f"rotation {entry.get('rotation_id')!r} of {delivery_id!r} is gone")
+    if data.get("last_processed_date") != entry.get("occurrence_date"):
+        raise DayActionRefused(
+            f"rotation {snap.id!r} has moved on to {data.get('last_processed_date')!r}"
+        )
+    rotation_update, ledger_update = updates(entry, data)
+    batch = rt.db.batch()
+    batch.update(
+        rotation_ref,
+        rotation_update | {"updated_at": now, "version": firestore.Increment(1)},
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    batch.update(
+        ledger_ref,
+        ledger_update | {"operator": {"action": action, "reason": reason, "by": by, "at": now}},
+        option=rt.db.write_option(last_update_time=ledger.update_time),
+    )
+    batch.commit()
+    logs.warning(
+        f"operator {action}",
+        delivery_id=delivery_id,
+        rotation_id=snap.id,
+        occurrence_date=entry.get("occurrence_date"),
+        status=ledger_update["status"],
+        reason=reason,
+        by=by,
+    )
