@@ -80,6 +80,10 @@ class RotationDraft(_Body):
     text: str
     cursor: int = 0
     status: RotationStatus = "active"
+    # Local date "YYYY-MM-DD" -> the members out that day (checked in composer.rotation_rules).
+    skips: dict[str, list[str]] | None = None
+    working_days: WorkingDays | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
 
 
 class RotationEdit(_Body):
@@ -94,3 +98,11 @@ class RotationEdit(_Body):
     text: str | None = None
     cursor: int | None = None
     status: RotationStatus | None = None
+    skips: dict[str, list[str]] | None = None
+    working_days: WorkingDays | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
+
+
+class RotationPreview(_Body):
+    """`POST /rotations/{id}/preview`: previews the stored rotation; the body, when there is
+    one, must be an empty object (a field here would preview something that is not sent)."""

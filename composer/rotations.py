@@ -1,35 +1,35 @@
-"""Rotations through the API: create, read and edit, validated and stored per the
-contract's `rotations` model. Who is next on which day is the rotations domain's work
-(`rotations/`); this module only keeps the definition."""
+"""Rotations through the API: create, read and edit, validated (`composer.rotation_rules`)
+and stored per the contract's `rotations` model. Who is next on which day is decided by
+`core.rotation`, the same math the processor (`rotations/`) takes turns with.
+
+An edit is decided on a fresh read and written under a precondition on it
+(`composer.versions.decide_and_write`), like a message edit, and only names the fields a
+caller owns, so what the processor recorded (`last_processed_date`, `lease`, `attempts`,
+`last_error`, `sent_count`, ...) survives it. While a day is claimed (`lease` present) the
+turn is being posted or reconciled from the stored order: an edit then is `409`.
+"""
 
 from __future__ import annotations
 
-import re
+from datetime import datetime
 from typing import Any
+
+from google.cloud import firestore
 
 from composer import idempotency
 from composer.models import RotationDraft, RotationEdit
+from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
 from composer.serialize import as_json
-from composer.validation import Problems, check_channel, check_text, check_zone, validated
+from composer.validation import Problems, validated
 from composer.versions import Decision, check_if_match, decide_and_write, read, version_of
 from core import logs
+from core.errors import Conflict
+from core.models import LedgerStatus, rotation_delivery_id
+from core.rotation import cursor_after_edit
 from core.runtime import Runtime
-from core.store import ROTATIONS
+from core.store import DELIVERIES, ROTATIONS
 
-ROTATION_FIELDS = (
-    "name",
-    "channel",
-    "members",
-    "timezone",
-    "send_time",
-    "weekdays",
-    "text",
-    "cursor",
-    "status",
-)
-_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_SEND_TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
-_MAX_NAME = 200
+_REQUIRED = ("name", "channel", "members", "send_time", "text")
 
 
 def get_rotation(rt: Runtime, rotation_id: str) -> dict[str, Any]:
@@ -41,15 +41,27 @@ def create_rotation(
     rt: Runtime, draft: RotationDraft, key: idempotency.Fresh | None = None
 ) -> dict[str, Any]:
     now = rt.clock.now()
-    check_rotation(draft)
     reference = rt.db.collection(ROTATIONS).document()
-    doc = draft.model_dump() | {"created_at": now, "updated_at": now, "version": 1}
+    plan = check_rotation(draft, reference.id, now)
+    # With no `last_processed_date`, today's turn is open: created after today's send_time
+    # on a turn day, the rotation is due at once and posts today's turn at the next tick.
+    doc = plan.content | {
+        "next_run_at": plan.next_run_at,
+        "created_at": now,
+        "updated_at": now,
+        "version": 1,
+    }
     batch = rt.db.batch()
     batch.create(reference, doc)
     if key is not None:
         idempotency.record(rt.db, batch, key, reference.id, now)
     batch.commit()
-    logs.info("rotation created", rotation_id=reference.id, channel=draft.channel)
+    logs.info(
+        "rotation created",
+        rotation_id=reference.id,
+        channel=draft.channel,
+        next_run_at=plan.next_run_at,
+    )
     return as_json(reference.id, doc)
 
 
@@ -57,57 +69,88 @@ def edit_rotation(
     rt: Runtime, rotation_id: str, edit: RotationEdit, if_match: int | None
 ) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
+        if data.get("lease"):
+            raise Conflict(
+                "the rotation's turn is being posted right now; try again once it has settled",
+                [{"field": "lease", "message": "a day is claimed"}],
+            )
         check_if_match(data, if_match)
-        given = {name: getattr(edit, name) for name in edit.model_fields_set}
-        problems = Problems()
-        for name, value in given.items():
-            if value is None and name in ("name", "channel", "members", "send_time", "text"):
-                problems.add(name, "is required and cannot be removed")
-        problems.raise_if_any()
-        merged = {name: data[name] for name in ROTATION_FIELDS if name in data}
-        merged |= {name: value for name, value in given.items() if value is not None}
-        for name in (name for name, value in given.items() if value is None):
-            merged.pop(name, None)
-        members = merged.get("members")
-        # Fewer members can leave the cursor past the end: start the order again.
-        if "cursor" not in given and isinstance(members, list):
-            cursor = merged.get("cursor", 0)
-            if isinstance(cursor, int) and not 0 <= cursor < max(len(members), 1):
-                merged["cursor"] = 0
-        draft: RotationDraft = validated(RotationDraft, merged)
-        check_rotation(draft)
-        return Decision(
-            draft.model_dump() | {"updated_at": rt.clock.now(), "version": version_of(data) + 1}
-        )
+        return Decision(_edited(rt, rotation_id, data, edit))
 
     reference = rt.db.collection(ROTATIONS).document(rotation_id)
     after = decide_and_write(rt.db, reference, "rotation", decide)
-    logs.info("rotation edited", rotation_id=rotation_id, version=after.get("version"))
+    logs.info(
+        "rotation edited",
+        rotation_id=rotation_id,
+        version=after.get("version"),
+        status=after.get("status"),
+        next_run_at=after.get("next_run_at"),
+    )
     return as_json(rotation_id, after)
 
 
-def check_rotation(draft: RotationDraft) -> None:
+def _edited(
+    rt: Runtime, rotation_id: str, data: dict[str, Any], edit: RotationEdit
+) -> dict[str, Any]:
+    """The update an edit makes to the stored `data` (422 if the result is invalid)."""
+    now = rt.clock.now()
+    given = {name: getattr(edit, name) for name in edit.model_fields_set}
     problems = Problems()
-    if not draft.name.strip() or len(draft.name) > _MAX_NAME:
-        problems.add("name", f"must be 1..{_MAX_NAME} characters and not blank")
-    check_channel(problems, "channel", draft.channel)
-    check_text(problems, "text", draft.text)
-    check_zone(problems, "timezone", draft.timezone)
-    if not draft.members:
-        problems.add("members", "needs at least one member")
-    for index, member in enumerate(draft.members):
-        if not _USER_ID.match(member):
-            problems.add(f"members.{index}", f"{member!r} is not a Slack user id such as U0123ABCD")
-    if len(set(draft.members)) != len(draft.members):
-        problems.add("members", "lists a member more than once")
-    if not _SEND_TIME.match(draft.send_time):
-        problems.add("send_time", f"{draft.send_time!r} is not a local time HH:MM")
-    if not draft.weekdays:
-        problems.add("weekdays", "needs at least one day (0 = Monday ... 6 = Sunday)")
-    if any(not 0 <= day <= 6 for day in draft.weekdays):
-        problems.add("weekdays", "days are 0 (Monday) to 6 (Sunday)")
-    if len(set(draft.weekdays)) != len(draft.weekdays):
-        problems.add("weekdays", "lists a day more than once")
-    if draft.members and not 0 <= draft.cursor < len(draft.members):
-        problems.add("cursor", f"must be an index into members (0..{len(draft.members) - 1})")
+    for name in _REQUIRED:
+        if name in given and given[name] is None:
+            problems.add(name, "is required and cannot be removed")
     problems.raise_if_any()
+    merged = {name: data[name] for name in ROTATION_FIELDS if name in data}
+    for name, value in given.items():
+        if value is None:
+            merged.pop(name, None)
+        elif hasattr(value, "model_dump"):
+            merged[name] = value.model_dump(exclude_none=True)
+        else:
+            merged[name] = value
+    old_members = data.get("members")
+    if isinstance(old_members, list):
+        new_members = given.get("members") or old_members
+        if "cursor" not in given:
+            # Fairness: whoever was next stays next (or the one after them, if removed); with
+            # the members unchanged this only brings a directly written cursor into range.
+            merged["cursor"] = cursor_after_edit(old_members, _int(data.get("cursor")), new_members)
+        if "members" in given and "skips" not in given and "skips" in merged:
+            merged["skips"] = pruned_skips(merged["skips"], new_members)
+    draft: RotationDraft = validated(RotationDraft, merged)
+    kept = {name: value for name, value in data.items() if name not in ROTATION_FIELDS}
+    plan = check_rotation(draft, rotation_id, now, kept)
+    update: dict[str, Any] = dict(plan.content)
+    for name in ROTATION_FIELDS:
+        if name in data and name not in plan.content:
+            update[name] = firestore.DELETE_FIELD
+    # Recomputed from now on every edit: a day whose post failed definitively opens again,
+    # and a resumed rotation takes today's turn if it is still open.
+    update["next_run_at"] = _after_retry_wait(rt, rotation_id, plan)
+    update["updated_at"] = now
+    update["version"] = version_of(data) + 1
+    return update
+
+
+def _after_retry_wait(rt: Runtime, rotation_id: str, plan: RotationPlan) -> datetime | None:
+    """The plan's `next_run_at`, or later while that day waits out a Slack `Retry-After`
+    (its ledger entry is `released` with a `retry_at`): an edit must not bring the retry
+    forward of what Slack asked for."""
+    due = plan.next_run_at
+    if due is None:
+        return None
+    day = plan.rotation.today(due)  # a turn is due on its own local date
+    entry = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation_id, day)).get()
+    fields = entry.to_dict() or {}
+    retry_at = fields.get("retry_at")
+    if (
+        fields.get("status") == LedgerStatus.RELEASED
+        and isinstance(retry_at, datetime)
+        and retry_at > due
+    ):
+        return retry_at
+    return due
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

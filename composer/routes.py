@@ -14,13 +14,20 @@ from pydantic import BaseModel
 
 from composer import idempotency, listing
 from composer.messages import cancel_message, create_message, edit_message, get_message
-from composer.models import MessageDraft, MessageEdit, RotationDraft, RotationEdit
+from composer.models import (
+    MessageDraft,
+    MessageEdit,
+    RotationDraft,
+    RotationEdit,
+    RotationPreview,
+)
 from composer.pausing import pause_message, resume_message
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, preview_message
+from composer.rotation_preview import preview_rotation
 from composer.rotations import create_rotation, edit_rotation, get_rotation
 from composer.validation import Problems
 from composer.versions import if_match_from
-from core.errors import Conflict, HttpError, MethodNotAllowed, NotFound
+from core.errors import Conflict, MethodNotAllowed, NotFound
 from core.http import json_object, parse_body
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
@@ -28,10 +35,6 @@ from core.settings import Settings
 Answer = tuple[Any, int]
 # Each retry follows a concurrent create with the same Idempotency-Key.
 _CREATE_TRIES = 3
-
-
-class NotImplementedYet(HttpError):
-    status, code = 501, "not_implemented"
 
 
 # --- handlers -----------------------------------------------------------------------------
@@ -85,16 +88,7 @@ def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 
 def _preview(request: flask.Request, rt: Runtime) -> Answer:
-    problems = Problems()
-    _allow_query(request, problems, "count")
-    count = DEFAULT_COUNT
-    raw = request.args.get("count")
-    if raw is not None:
-        if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT:
-            count = int(raw)
-        else:
-            problems.add("count", f"must be an integer from 1 to {MAX_COUNT}")
-    problems.raise_if_any()
+    count = _count_from(request)
     draft = parse_body(request, MessageDraft, optional=False)
     return preview_message(draft, rt.clock.now(), count), 200
 
@@ -115,8 +109,9 @@ def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 
 def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    get_rotation(rt, ident)  # an unknown id is still a 404
-    raise NotImplementedYet("rotation previews come with the rotations issue (#7)")
+    count = _count_from(request)
+    parse_body(request, RotationPreview, optional=True)
+    return preview_rotation(rt, ident, count), 200
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -202,6 +197,21 @@ def _allow_query(request: flask.Request, problems: Problems, *names: str) -> Non
     for name in request.args:
         if name not in names:
             problems.add(name, f"unknown query parameter; this route takes {', '.join(names)}")
+
+
+def _count_from(request: flask.Request) -> int:
+    """The previews' `count` query parameter (the only one they take)."""
+    problems = Problems()
+    _allow_query(request, problems, "count")
+    count = DEFAULT_COUNT
+    raw = request.args.get("count")
+    if raw is not None:
+        if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT:
+            count = int(raw)
+        else:
+            problems.add("count", f"must be an integer from 1 to {MAX_COUNT}")
+    problems.raise_if_any()
+    return count
 
 
 def _no_query(request: flask.Request) -> None:
