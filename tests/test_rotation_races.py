@@ -15,10 +15,11 @@ from core.slack import Outcome
 from core.store import ROTATIONS
 from processor.outcome import Result
 from rotations.claim import DayClaim, claim_day
-from rotations.deliver import deliver_day, post_turn
+from rotations.deliver import deliver_day, post_turn, render_turn
 from rotations.finalize import finalize_day
 from rotations.reconcile import reconcile_rotations
-from tests.conftest import T0, ledger, make_runtime
+from rotations.tick import run_rotations
+from tests.conftest import T0, call, ledger, make_runtime
 from tests.interleave import orchestrate
 from tests.test_rotation_processor import ALICE, BOB, rotation, seed_rotation
 
@@ -28,14 +29,16 @@ MONDAY = date(2027, 1, 4)
 class Rounds:
     """The first worker to start a round seeds a fresh rotation; the second races for it."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, text: str = "Today's stand-up host: {member}") -> None:
         self.db = db
+        self.text = text
         self.arrivals = itertools.count()
         self.rotations: list[str] = []
 
     def rotation_for_this_round(self) -> str:
         if next(self.arrivals) % 2 == 0:
-            self.rotations.append(seed_rotation(self.db, f"r{len(self.rotations)}"))
+            rid = f"r{len(self.rotations)}"
+            self.rotations.append(seed_rotation(self.db, rid, text=self.text))
         return self.rotations[-1]
 
 
@@ -124,3 +127,50 @@ def test_a_late_worker_cannot_overwrite_a_day_the_reconciler_settled(settings, d
     assert rotation(db, rid) == settled
     assert ledger(db)[rotation_delivery_id(rid, MONDAY)]["status"] == "sent"
     assert len(slack.posts()) == 1
+
+
+OLD, NEW = "Stand-up host today: {member}", "Stand-up moved to 10:00, host: {member}"
+
+
+def test_an_edit_racing_a_day_claim_lands_first_or_is_409_in_every_interleaving(
+    api_app, api, settings, db, slack, clock
+):
+    """An edit either lands before the claim (the post carries it), or meets the claimed
+    day and answers 409, or comes after the day was settled; never a 200 whose text was
+    posted by nobody, never a second post."""
+    rounds = Rounds(db, OLD)
+    edits: dict[str, tuple[int, Any]] = {}
+    rt = make_runtime(settings, db, clock, "worker-a")
+
+    def edit() -> None:
+        rid = rounds.rotation_for_this_round()
+        edits[rid] = call(api_app.test_client(), "PUT", f"/rotations/{rid}", {"text": NEW})
+
+    def claim_and_post() -> None:
+        snap = db.collection(ROTATIONS).document(rounds.rotation_for_this_round()).get()
+        claim = claim_day(rt, snap)  # pragma: SYNCPOINT edit
+        if isinstance(claim, DayClaim):
+            post = post_turn(rt, claim)  # pragma: SYNCPOINT edit
+            finalize_day(rt, claim, post)
+
+    counts = orchestrate(edit, claim_and_post, name="edit")
+
+    assert min(counts) >= 2
+    assert len(rounds.rotations) == comb(sum(counts), counts[0])
+    run_rotations(rt)  # a claim that lost to the edit goes out now
+    seen: set[tuple[int, str]] = set()
+    for rid in rounds.rotations:
+        [post] = [p for p in slack.posts() if p.delivery_id == rotation_delivery_id(rid, MONDAY)]
+        posted = OLD if post.text == render_turn(OLD, ALICE).text else NEW
+        assert post.text == render_turn(posted, ALICE).text
+        status, answer = edits[rid]
+        assert status in (200, 409), status
+        assert rotation(db, rid)["text"] == (NEW if status == 200 else OLD)
+        if status == 409:
+            assert posted == OLD
+        elif posted == OLD:  # a 200 whose text was not posted: it came after the settle
+            assert answer.get("last_slack_ts") == post.ts and "lease" not in answer
+        seen.add((status, posted))
+    assert len(slack.posts()) == len(rounds.rotations)
+    # Both sides of the race happened: an edit that landed first, and one that met the claim.
+    assert (200, NEW) in seen and (409, OLD) in seen
