@@ -349,3 +349,27 @@ def test_a_rotation_that_cannot_take_turns_is_paused_with_a_reason(rt, db, slack
     doc = rotation(db)
     assert (doc["status"], doc["last_error"]["code"]) == ("paused", "invalid_members")
     assert run_pass(rt)["failed"] == 0  # paused: not tried every minute
+
+
+def test_around_local_midnight_the_new_day_is_claimed_once_at_its_first_minute(rt, db, slack):
+    # Tokyo (UTC+9): Monday's turn was taken; Tuesday's is due at 00:00 local = 15:00Z.
+    seed_rotation(
+        db,
+        timezone="Asia/Tokyo",
+        send_time="00:00",
+        last_processed_date=MONDAY,
+        next_run_at=datetime(2027, 1, 4, 14, 0, tzinfo=UTC),
+    )
+    rt.clock.set(datetime(2027, 1, 4, 14, 55, tzinfo=UTC))  # 23:55 Monday in Tokyo
+
+    for _ in range(10):
+        run_pass(rt)
+        rt.clock.advance(timedelta(minutes=1))
+
+    [post] = slack.posts()
+    entry = day_entry(db, "2027-01-05")
+    assert (entry["occurrence_date"], entry["sent_at"]) == (
+        "2027-01-05",
+        datetime(2027, 1, 4, 15, 0, tzinfo=UTC),
+    )
+    assert entry["slack_ts"] == post.ts
