@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 from google.cloud import firestore
 
-from core.store import MESSAGES
+from core.store import MESSAGES, ROTATIONS
 from emulator.firestore import FirestoreEmulator
 from emulator.slack_standin import SlackStandIn
 
@@ -74,6 +74,23 @@ def examples(now: datetime, channel: str) -> dict[str, dict[str, Any]]:
     }
 
 
+def example_rotation(now: datetime, channel: str) -> dict[str, Any]:
+    """A daily rotation whose turn today was due a minute ago: the first pass posts it."""
+    local = now.astimezone(ZoneInfo("Europe/Berlin")) - timedelta(minutes=1)
+    return {
+        "name": "Stand-up host",
+        "channel": channel,
+        "members": ["U0DEMOANA", "U0DEMOBEN", "U0DEMOCEM"],
+        "timezone": "Europe/Berlin",
+        "send_time": local.strftime("%H:%M"),
+        "weekdays": list(range(7)),
+        "text": "Today's stand-up host is {member} (a rotation: one turn a day).",
+        "cursor": 0,
+        "status": "active",
+        "next_run_at": now,
+    }
+
+
 def seed(project: str, channel: str) -> None:
     db = firestore.Client(project=project)
     now = datetime.now(UTC)
@@ -82,6 +99,11 @@ def seed(project: str, channel: str) -> None:
             {**data, "created_at": now, "updated_at": now, "version": 1}
         )
         print(f"seeded {doc_id}: {data['text']}", flush=True)
+    rotation = example_rotation(now, channel)
+    db.collection(ROTATIONS).document("example-rotation").set(
+        {**rotation, "created_at": now, "updated_at": now, "version": 1}
+    )
+    print(f"seeded example-rotation: {rotation['text']}", flush=True)
 
 
 def tick(token: str) -> dict[str, Any]:
