@@ -21,6 +21,7 @@ ledger), which fences the old worker: its late finalize fails, whatever it was a
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -52,18 +53,27 @@ def backoff(attempts: int) -> timedelta:
 
 def reconcile_expired(rt: Runtime) -> Counter[str]:
     """Settle every expired lease this pass can take; the tick's summary counts."""
+    snaps = expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
+    return settle_each(snaps, lambda snap: reconcile_one(rt, snap), "message_id")
+
+
+def settle_each(
+    snaps: list[Snapshot], settle: Callable[[Snapshot], Result | None], id_field: str
+) -> Counter[str]:
+    """Settle each expired lease in turn, counting what happened. One document's trouble is
+    logged and counted, never the end of the pass: its lease stays for a later pass."""
     counts: Counter[str] = Counter()
-    for snap in expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit):
+    for snap in snaps:
         try:
-            result = reconcile_one(rt, snap)
+            result = settle(snap)
         except Exception as exc:
             counts["errors"] += 1
             logs.error(
-                "reconciling a message raised",
-                message_id=snap.id,
+                "reconciling a lease raised",
                 status="error",
                 error_code=type(exc).__name__,
                 error_message=str(exc),
+                **{id_field: snap.id},
             )
             continue
         if result is not None:

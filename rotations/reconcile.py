@@ -23,32 +23,16 @@ from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
-from processor.outcome import Result, tally
-from processor.reconcile import CLOCK_SKEW, verdict
+from processor.outcome import Result
+from processor.reconcile import CLOCK_SKEW, settle_each, verdict
 from rotations.claim import DayClaim
 from rotations.deliver import report_day
 from rotations.finalize import finalize_day, hold_day_unconfirmed
 
 
 def reconcile_rotations(rt: Runtime) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for snap in expired_rotation_leases(rt.db, rt.clock.now(), rt.settings.tick_limit):
-        try:
-            result = reconcile_day(rt, snap)
-        except Exception as exc:
-            counts["errors"] += 1
-            logs.error(
-                "reconciling a rotation raised",
-                rotation_id=snap.id,
-                status="error",
-                error_code=type(exc).__name__,
-                error_message=str(exc),
-            )
-            continue
-        if result is not None:
-            tally(counts, result)
-            counts["reconciled"] += result not in (Result.DUPLICATE, Result.FENCED)
-    return counts
+    snaps = expired_rotation_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
+    return settle_each(snaps, lambda snap: reconcile_day(rt, snap), "rotation_id")
 
 
 def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
