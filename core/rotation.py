@@ -80,7 +80,7 @@ class Rotation:
         if (
             not isinstance(weekdays, list)
             or not weekdays
-            or not all(isinstance(d, int) and 0 <= d <= 6 for d in weekdays)
+            or not all(type(d) is int and 0 <= d <= 6 for d in weekdays)
         ):
             raise DocumentError(
                 "invalid_weekdays", f"weekdays must be days 0 (Monday)..6, got {weekdays!r}"
@@ -119,16 +119,26 @@ class Rotation:
 
     def due_at(self, day: date) -> datetime:
         """The UTC instant the turn of `day` is due (send_time local, gap and fold rules)."""
-        return to_utc(datetime.combine(day, self.send_time), self.tz)
+        instant = to_utc(datetime.combine(day, self.send_time), self.tz)
+        if self.today(instant) != day:
+            # A gap across local midnight (America/Nuuk jumps 23:00 -> 00:00) skips
+            # send_time, and the wall time after it is already tomorrow: the turn takes the
+            # last minute `day` has, so it is neither lost nor merged into tomorrow's.
+            midnight = to_utc(datetime.combine(day + timedelta(days=1), time()), self.tz)
+            instant = midnight - timedelta(minutes=1)
+        return instant
 
     def is_due(self, now: datetime) -> bool:
         """Today's turn is due and not claimed yet: a rotation that was down for days
         takes only today's turn."""
         today = self.today(now)
-        return (
-            self.is_turn_day(today)
-            and now >= self.due_at(today)
-            and self.last_processed_date != today
+        return self.is_open(today) and now >= self.due_at(today)
+
+    def is_open(self, day: date) -> bool:
+        """A turn day not claimed yet. A `last_processed_date` after `day` (the timezone was
+        moved west after a turn) closes it too: that turn was taken already."""
+        return self.is_turn_day(day) and (
+            self.last_processed_date is None or day > self.last_processed_date
         )
 
     def next_due_at(self, now: datetime, after: date | None = None) -> datetime | None:
@@ -137,7 +147,7 @@ class Rotation:
         given. None when no turn day comes within a year."""
         day = self.today(now) if after is None else after + timedelta(days=1)
         for _ in range(_SEARCH_DAYS):
-            if self.is_turn_day(day) and day != self.last_processed_date:
+            if self.is_open(day):
                 return self.due_at(day)
             day += timedelta(days=1)
         return None
@@ -149,7 +159,7 @@ class Rotation:
         for _ in range(_SEARCH_DAYS * 2):
             if len(days) == count:
                 break
-            if self.is_turn_day(day) and day != self.last_processed_date:
+            if self.is_open(day):
                 days.append(day)
             day += timedelta(days=1)
         return days
@@ -232,7 +242,9 @@ def parse_skips(value: object) -> dict[date, frozenset[str]]:
         day = _optional_date(key, "skips")
         if day is None or not isinstance(members, list):
             raise DocumentError("invalid_skips", f"skips[{key!r}] must list member ids")
-        skips[day] = frozenset(m for m in members if isinstance(m, str))
+        if not all(isinstance(m, str) for m in members):
+            raise DocumentError("invalid_skips", f"skips[{key!r}] must list member ids")
+        skips[day] = frozenset(members)
     return skips
 
 
