@@ -18,11 +18,15 @@ answer is `not_authed`, with another kind of token `invalid_auth`.
 
 Inspection and control, in-process or over HTTP (workers in other processes post to it):
 
-- SlackStandIn(host="127.0.0.1", port=0, clock=None): start(), stop(), url, control_url,
+- SlackStandIn(host="127.0.0.1", port=0, clock=None, latency=0.0): start(), stop(), url,
+  control_url,
   posts() -> [RecordedPost], delivery_ids(), reset() (posts and faults), inject(Fault),
   clear_faults(); usable as a context manager.
 - GET /_control/posts -> JSON list of posts; POST /_control/reset;
   POST /_control/faults with a Fault as JSON, e.g. {"kind": "error", "code": "is_archived"}.
+
+Latency: `latency` seconds (CLI `--latency-ms`) are added to every API call's answer, after
+the call took effect, as a real Slack round trip would; the benchmark posts against it.
 
 Faults: Fault(kind, channel=None, method="chat.postMessage", times=None, ...) matches calls to
 `method` (None: any method) naming `channel` (None: any channel) and is spent after `times`
@@ -169,14 +173,23 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 class SlackStandIn:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        clock: Clock | None = None,
+        latency: float = 0.0,
+    ) -> None:
+        if latency < 0:
+            raise ValueError(f"latency must not be negative, got {latency}")
         self._host = host
+        self._latency = latency
         self._port = port
         self._clock = clock or SystemClock()
         self._lock = threading.Lock()
         self._posts: list[RecordedPost] = []
         self._faults: list[_ArmedFault] = []
-        self._last_ts_us = 0
+        self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -305,10 +318,10 @@ class SlackStandIn:
         except _SlackError as error:
             reply = _reply({"ok": False, "error": error.code})
         if fault is not None and fault.kind == "slow":
-            return replace(reply, delay=fault.delay or 0.0)
+            return replace(reply, delay=self._latency + (fault.delay or 0.0))
         if fault is not None and fault.kind == "drop_after_receipt":
             return replace(reply, drop=True)
-        return reply
+        return replace(reply, delay=self._latency) if self._latency else reply
 
     def _control(self, command: str, path: str, body: bytes) -> _Reply:
         if (command, path) == ("GET", "/_control/posts"):
@@ -348,7 +361,9 @@ class SlackStandIn:
         if not text and not blocks and not params.get("attachments"):
             raise _SlackError("no_text")
         with self._lock:
-            post = RecordedPost(channel, self._next_ts(), text, blocks, metadata, time.time())
+            post = RecordedPost(
+                channel, self._next_ts(channel), text, blocks, metadata, time.time()
+            )
             self._posts.append(post)
         return {"channel": channel, "ts": post.ts, "message": _message(post, with_metadata=True)}
 
@@ -401,12 +416,13 @@ class SlackStandIn:
             result["response_metadata"] = {"next_cursor": _encode_cursor(page[-1].ts)}
         return result
 
-    def _next_ts(self) -> str:
+    def _next_ts(self, channel: str) -> str:
         # Real Slack ts are epoch microseconds; they must also be unique per channel, which a
-        # fixed test clock alone would not give, hence the bump past the last one issued.
+        # fixed test clock alone would not give, hence the bump past the channel's last one
+        # issued. Only per channel: a post elsewhere must not push this channel's ts on.
         micros = (self._clock.now() - _EPOCH) // timedelta(microseconds=1)
-        self._last_ts_us = max(micros, self._last_ts_us + 1)
-        return f"{self._last_ts_us // 1_000_000}.{self._last_ts_us % 1_000_000:06d}"
+        last = self._last_ts_us[channel] = max(micros, self._last_ts_us.get(channel, -1) + 1)
+        return f"{last // 1_000_000}.{last % 1_000_000:06d}"
 
 
 # -- parameter parsing ---------------------------------------------------------------------
@@ -532,6 +548,10 @@ def _decode_body(body: bytes, content_type: str) -> dict[str, Any]:
 
 
 class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when many workers post at once, and a
+    # dropped SYN is retried only after a second: that would be measured as Slack's latency.
+    request_queue_size = 256
+
     def __init__(self, address: tuple[str, int], standin: SlackStandIn) -> None:
         super().__init__(address, _RequestHandler)
         self.standin = standin
@@ -595,6 +615,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Local stand-in for the Slack Web API.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument(
+        "--latency-ms", type=float, default=0.0, help="added to every API call's answer"
+    )
     args = parser.parse_args(argv)
 
     done = threading.Event()
@@ -604,7 +627,7 @@ def main(argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    standin = SlackStandIn(host=args.host, port=args.port).start()
+    standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0).start()
     logs.info("slack stand-in listening", url=standin.url, control_url=standin.control_url)
     try:
         done.wait()

@@ -7,6 +7,7 @@ import http.client
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -305,3 +306,21 @@ def test_runs_as_a_process() -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=5) == 0
+
+
+def test_latency_delays_every_answer_after_the_call_took_effect() -> None:
+    with SlackStandIn(clock=FixedClock(T0), latency=0.2) as slow:
+        started = time.monotonic()
+        client(slow).chat_postMessage(channel="C1", text="hi", metadata=METADATA)
+        assert time.monotonic() - started >= 0.2
+        # The post is recorded before the wait, as Slack has it before its answer arrives.
+        standin_posts = slow.posts()
+        assert [p.delivery_id for p in standin_posts] == ["d1"]
+        with pytest.raises(TimeoutError):
+            client(slow, timeout=0.1).chat_postMessage(channel="C1", text="again")
+        assert len(slow.posts()) == 2
+
+
+def test_negative_latency_is_refused() -> None:
+    with pytest.raises(ValueError, match="latency"):
+        SlackStandIn(latency=-1)
