@@ -7,8 +7,10 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import threading
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 from google.cloud import firestore
 
@@ -18,6 +20,27 @@ from core.slack import SlackTransport
 from core.store import make_client
 
 
+class RecentPosts:
+    """When this process last started a delivery in each channel, kept across passes: a
+    worker that runs passes back to back (`python -m processor --until-idle`) must not post
+    to a channel again within the pacing interval just because a new pass began."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: dict[str, datetime] = {}
+
+    def note(self, channel: str, started: datetime) -> None:
+        with self._lock:
+            self._started[channel] = max(started, self._started.get(channel, started))
+
+    def next_slots(self, now: datetime, interval: timedelta) -> dict[str, datetime]:
+        """The channels still inside their interval at `now`, and when each frees up. Older
+        entries are dropped, so the record stays as small as the last interval's posts."""
+        with self._lock:
+            self._started = {c: t for c, t in self._started.items() if t + interval > now}
+            return {c: t + interval for c, t in self._started.items()}
+
+
 @dataclass(frozen=True)
 class Runtime:
     settings: Settings
@@ -25,6 +48,8 @@ class Runtime:
     slack: SlackTransport
     clock: Clock
     worker_id: str
+    # Shared by with_clock() copies: the same process, the same channels.
+    recent_posts: RecentPosts = field(default_factory=RecentPosts, compare=False)
 
     def with_clock(self, clock: Clock) -> Runtime:
         return replace(self, clock=clock)

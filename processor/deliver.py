@@ -6,6 +6,7 @@ suffices."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from core import logs
@@ -16,7 +17,7 @@ from core.store import Snapshot
 from formatting.slack_text import to_slack
 from processor.claim import Claim, claim_message
 from processor.escalate import escalate
-from processor.finalize import finalize
+from processor.finalize import finalize, finalize_many
 from processor.outcome import Result
 
 
@@ -29,6 +30,36 @@ def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
     result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
     return result, True
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A claimed occurrence whose send is done but not yet recorded."""
+
+    claim: Claim
+    post: PostResult
+
+
+def claim_and_send(rt: Runtime, snap: Snapshot) -> Result | Sent:
+    """The first half of `deliver_message`, for a pass that records many sends at once
+    (`record_sends`); a Result when nothing was claimed."""
+    claim = claim_message(rt, snap)
+    if not isinstance(claim, Claim):
+        return claim
+    return Sent(claim, send(rt, claim))
+
+
+def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:
+    """The second half: every send recorded (in one commit when there are several), then
+    the one log line per outcome. A lone send is recorded exactly as `deliver_message`
+    records it."""
+    if len(sends) == 1:
+        results = [finalize(rt, sends[0].claim, sends[0].post)]
+    else:
+        results = finalize_many(rt, [(s.claim, s.post) for s in sends])
+    for sent, result in zip(sends, results, strict=True):
+        report_outcome(rt, sent.claim, sent.post, result)
+    return results
 
 
 def send(rt: Runtime, claim: Claim) -> PostResult:

@@ -4,6 +4,8 @@ Every finalize is one batch over the message and its ledger entry, each conditio
 update time our claim (or our last write) left. If anything else wrote either document since
 (a reconciler took the expired lease over, an operator settled it), the batch fails whole:
 a worker that wakes up late cannot overwrite newer state, and its late result is logged.
+A pass records the sends of several claims in one such batch (`finalize_many`): one commit
+instead of one each, with the same conditions on every document.
 """
 
 from __future__ import annotations
@@ -41,6 +43,29 @@ def hold_unconfirmed(rt: Runtime, claim: Claim, code: str | None, detail: str) -
     return _apply(rt, claim, message, ledger, Result.UNCONFIRMED, post)
 
 
+def finalize_many(rt: Runtime, sends: list[tuple[Claim, PostResult]]) -> list[Result]:
+    """Record several sends in one commit: the same writes, each still conditioned on the
+    update time its own claim left, so the batch lands whole or not at all. When it does
+    not (one lease was taken over, or an unrelated field changed), each send is recorded on
+    its own by `finalize`, which tells the fenced one from the others. A commit that raises
+    otherwise leaves every claim in the batch under its lease, for reconciliation."""
+    if len(sends) == 1:
+        return [finalize(rt, *sends[0])]
+    now = rt.clock.now()
+    records = []
+    results = []
+    for claim, post in sends:
+        message_update, ledger_update, result = _updates(claim, post, now)
+        message_update |= {"updated_at": now, "version": firestore.Increment(1)}
+        records.append((claim, message_update, ledger_update))
+        results.append(result)
+    try:
+        _commit(rt, records)
+    except FailedPrecondition:
+        return [finalize(rt, claim, post) for claim, post in sends]
+    return results
+
+
 def _apply(
     rt: Runtime,
     claim: Claim,
@@ -53,7 +78,7 @@ def _apply(
     message_update |= {"updated_at": now, "version": firestore.Increment(1)}
     for _ in range(2):
         try:
-            _commit(rt, claim, message_update, ledger_update)
+            _commit(rt, [(claim, message_update, ledger_update)])
             return result
         except FailedPrecondition:
             fresh = _still_ours(rt, claim)
@@ -74,20 +99,22 @@ def _apply(
     return Result.FENCED
 
 
-def _commit(
-    rt: Runtime, claim: Claim, message_update: dict[str, Any], ledger_update: dict[str, Any]
-) -> None:
+Record = tuple[Claim, dict[str, Any], dict[str, Any]]  # a claim, its message and ledger update
+
+
+def _commit(rt: Runtime, records: list[Record]) -> None:
     batch = rt.db.batch()
-    batch.update(
-        rt.db.collection(MESSAGES).document(claim.message.id),
-        message_update,
-        option=rt.db.write_option(last_update_time=claim.message_version),
-    )
-    batch.update(
-        rt.db.collection(DELIVERIES).document(claim.delivery_id),
-        ledger_update,
-        option=rt.db.write_option(last_update_time=claim.ledger_version),
-    )
+    for claim, message_update, ledger_update in records:
+        batch.update(
+            rt.db.collection(MESSAGES).document(claim.message.id),
+            message_update,
+            option=rt.db.write_option(last_update_time=claim.message_version),
+        )
+        batch.update(
+            rt.db.collection(DELIVERIES).document(claim.delivery_id),
+            ledger_update,
+            option=rt.db.write_option(last_update_time=claim.ledger_version),
+        )
     batch.commit()  # pragma: SYNCPOINT lease
 
 

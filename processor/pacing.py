@@ -11,15 +11,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from core.clock import Clock
+from core.runtime import RecentPosts
 
 POST_INTERVAL = timedelta(seconds=1)
 
 
 class ChannelPacer:
-    def __init__(self, clock: Clock, budget: timedelta) -> None:
+    def __init__(self, clock: Clock, budget: timedelta, recent: RecentPosts | None = None) -> None:
         self._clock = clock
-        self._deadline = clock.now() + budget
-        self._next_slot: dict[str, datetime] = {}
+        now = clock.now()
+        self._deadline = now + budget
+        self._recent = recent
+        self._next_slot: dict[str, datetime] = (
+            recent.next_slots(now, POST_INTERVAL) if recent else {}
+        )
 
     def acquire(self, channel: str) -> bool:
         """Wait for the channel's next slot and take it; False (without waiting) when that
@@ -32,3 +37,14 @@ class ChannelPacer:
             self._clock.sleep((slot - now).total_seconds())
         self._next_slot[channel] = slot + POST_INTERVAL
         return True
+
+    def ready_at(self, channel: str) -> datetime | None:
+        """The channel's next slot, None if it has none yet (it may post now)."""
+        return self._next_slot.get(channel)
+
+    def started(self, channel: str, at: datetime) -> None:
+        """A delivery in `channel` actually began at `at` (later than its slot when it waited
+        for a free thread): the next one keeps a full interval from this one."""
+        self._next_slot[channel] = max(self._next_slot.get(channel, at), at + POST_INTERVAL)
+        if self._recent is not None:
+            self._recent.note(channel, at)

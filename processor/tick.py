@@ -1,8 +1,19 @@
 """One processing pass: expired leases settled, then every due message, oldest first, at
-most TICK_LIMIT of them."""
+most TICK_LIMIT of them.
+
+Due messages are delivered in lanes, one per channel: a channel's messages go out one after
+another in due order, paced, while up to PARALLEL_POSTS channels are served at once; the
+finished sends are recorded in batched commits. Where the benchmark (README "Benchmark")
+showed the time going: posts one at a time, and workers racing each other through the same
+page."""
 
 from __future__ import annotations
 
+import threading
+import zlib
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,18 +21,26 @@ from core import logs
 from core.errors import DocumentError
 from core.models import Message
 from core.runtime import Runtime
-from core.store import due_messages
+from core.store import Snapshot, due_messages
 from formatting.slack_text import to_slack
 from processor.claim import planned_occurrence
-from processor.deliver import deliver_message
-from processor.outcome import SUMMARY_KEYS, tally
+from processor.deliver import Sent, claim_and_send, record_sends
+from processor.outcome import SUMMARY_KEYS, Result, tally
 from processor.pacing import ChannelPacer
 from processor.reconcile import reconcile_expired
 
+# Deliveries in flight at once within a pass (across channels; one channel is sequential).
+PARALLEL_POSTS = 16
+# A page on which another worker won a claim is read again (without what this pass already
+# handled), at most this many reads per pass.
+MAX_PAGES = 20
+# Finished sends recorded in one commit (two writes each; Firestore allows 500 per commit).
+RECORD_BATCH = 50
+
 
 def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
-    """Settle expired leases, then deliver what is due: oldest first, paced per channel,
-    within the pass's time budget."""
+    """Settle expired leases, then deliver what is due: oldest first within each channel,
+    channels in parallel, paced per channel, within the pass's time budget."""
     now = rt.clock.now()
     if dry_run:
         due = due_messages(rt.db, now, rt.settings.tick_limit)
@@ -33,31 +52,206 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             "now": now.isoformat(),
         }
     counts = reconcile_expired(rt)
-    due = due_messages(rt.db, now, rt.settings.tick_limit)
-    pacer = ChannelPacer(rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds))
+    budget = timedelta(seconds=rt.settings.tick_budget_seconds)
+    pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
+    seen: set[str] = set()
+    read = 0
+    with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
+        for _ in range(MAX_PAGES):
+            due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit)
+            read += len(due)
+            # At most TICK_LIMIT documents are handled per pass, however often it reads.
+            quota = rt.settings.tick_limit - len(seen)
+            fresh = [snap for snap in due if snap.id not in seen][:quota]
+            seen.update(snap.id for snap in fresh)
+            page = _Page(rt, pool, pacer, counts)
+            page.deliver(lanes(fresh, rt.worker_id))
+            if not page.skipped:
+                break  # everything read was handled: the next pass reads what is left
+            seen.difference_update(page.skipped)
+    summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
+    return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
+
+
+def lanes(due: list[Snapshot], worker_id: str) -> list[list[Snapshot]]:
+    """One lane per channel, each in due order (a document without a usable channel is a lane
+    of its own). Lanes start at an offset derived from the worker's id, so workers reading
+    the same page start in different places and rarely race for the same document."""
+    by_channel: dict[str, list[Snapshot]] = {}
     for snap in due:
         channel = (snap.to_dict() or {}).get("channel")
-        if isinstance(channel, str) and not pacer.acquire(channel):
-            counts["deferred"] += 1  # not claimed: the next pass takes it
-            continue
+        key = f"#{channel}" if isinstance(channel, str) else f"@{snap.id}"
+        by_channel.setdefault(key, []).append(snap)
+    ordered = list(by_channel.values())
+    if not ordered:
+        return ordered
+    offset = zlib.crc32(worker_id.encode()) % len(ordered)
+    return ordered[offset:] + ordered[:offset]
+
+
+class _Page:
+    """Delivering one page of due documents: one lane per channel, at most one delivery in
+    flight per lane (so a channel's order is kept and it never has two posts at once), up to
+    PARALLEL_POSTS lanes at once, the earliest lanes' oldest documents first.
+
+    The clock is only waited on (the pacer's sleep) while nothing is in flight, so under a
+    test's FixedClock no delivery ever sees time move under it and a pass stays
+    deterministic; with the system clock a lane whose slot comes up is started as soon as a
+    delivery finishes or the slot arrives."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        pool: ThreadPoolExecutor,
+        pacer: ChannelPacer,
+        counts: Counter[str],
+    ) -> None:
+        self._rt = rt
+        self._pool = pool
+        self._pacer = pacer
+        self._counts = counts
+        # Another worker won a claim here: the rest of this page is probably theirs too.
+        self.stale = False
+        self.skipped: list[str] = []  # ids left unattempted because the page went stale
+        self._unrecorded: list[Sent] = []
+
+    def deliver(self, lanes: list[list[Snapshot]]) -> None:
+        channels = [_channel(lane[0]) for lane in lanes]
+        cursor = [0] * len(lanes)
+        busy: dict[Future[_Done], int] = {}
+        closed: set[int] = set()  # lanes done, deferred, or left to another worker
+
+        def idle() -> list[int]:
+            """Lanes that could start a delivery, shallowest first (oldest first within)."""
+            waiting = [
+                i
+                for i in range(len(lanes))
+                if i not in closed and cursor[i] < len(lanes[i]) and i not in busy.values()
+            ]
+            return sorted(waiting, key=lambda i: (cursor[i], i))
+
+        def start(i: int) -> None:
+            snap = lanes[i][cursor[i]]
+            channel = channels[i]
+            if channel is not None and not self._pacer.acquire(channel):
+                # Beyond the pass's budget: not claimed, the next pass takes them.
+                with _COUNTS_LOCK:
+                    self._counts["deferred"] += len(lanes[i]) - cursor[i]
+                closed.add(i)
+                return
+            cursor[i] += 1
+            busy[self._pool.submit(self._one, snap)] = i
+
+        while True:
+            if not self.stale:
+                now = self._rt.clock.now()
+                for i in idle():
+                    if len(busy) >= PARALLEL_POSTS:
+                        break
+                    channel = channels[i]
+                    slot = self._pacer.ready_at(channel) if channel is not None else None
+                    if slot is None or slot <= now:
+                        start(i)  # its slot has come: acquire takes it without waiting
+            if not busy or len(self._unrecorded) >= RECORD_BATCH:
+                # Before the pass waits on the clock, or ends, every send is on record.
+                self._record()
+            if not busy:
+                waiting = [] if self.stale else idle()
+                if not waiting:
+                    break
+                # Nothing in flight: the one place the pass waits on the clock.
+                start(min(waiting, key=lambda i: self._slot_key(channels[i], cursor[i], i)))
+                continue
+            done, _ = wait(
+                busy, timeout=self._until_next_slot(idle(), channels), return_when=FIRST_COMPLETED
+            )
+            for future in done:
+                i = busy.pop(future)
+                outcome, channel = future.result(), channels[i]
+                if outcome.started is not None and channel is not None:
+                    self._pacer.started(channel, outcome.started)
+                if isinstance(outcome.outcome, Sent):
+                    self._unrecorded.append(outcome.outcome)
+                elif outcome.outcome is Result.DUPLICATE:
+                    # The lane's later documents are behind this one: leave them to its owner.
+                    self.stale = True
+                    closed.add(i)
+        if self.stale:
+            for i, lane in enumerate(lanes):
+                if i not in closed:
+                    self.skipped.extend(snap.id for snap in lane[cursor[i] :])
+
+    def _slot_key(self, channel: str | None, depth: int, index: int) -> tuple[Any, ...]:
+        slot = self._pacer.ready_at(channel) if channel else None
+        return (slot or self._rt.clock.now(), depth, index)
+
+    def _until_next_slot(self, waiting: list[int], channels: list[str | None]) -> float:
+        """How long to wait for a delivery to finish before looking again for a lane whose
+        slot has come; short, and never zero (a FixedClock does not move meanwhile)."""
+        now = self._rt.clock.now()
+        slots = [self._pacer.ready_at(c) for i in waiting if (c := channels[i]) is not None]
+        ahead = [(slot - now).total_seconds() for slot in slots if slot is not None]
+        return max(0.001, min([s for s in ahead if s > 0] + [_MAX_POLL]))
+
+    def _one(self, snap: Snapshot) -> _Done:
+        started = self._rt.clock.now()
         try:
-            result, claimed = deliver_message(rt, snap)
+            outcome = claim_and_send(self._rt, snap)
         except Exception as exc:
             # One document's trouble (a Firestore hiccup mid-claim) never stops the pass;
             # anything it claimed stays under its lease for reconciliation.
-            counts["errors"] += 1
+            self._raised([snap.id], exc)
+            return _Done(None, None)
+        if isinstance(outcome, Sent):
+            with _COUNTS_LOCK:
+                self._counts["claimed"] += 1
+            return _Done(started, outcome)
+        with _COUNTS_LOCK:
+            tally(self._counts, outcome)
+        return _Done(None, outcome)
+
+    def _record(self) -> None:
+        """Record the finished sends, one commit for all of them (see finalize_many)."""
+        sends, self._unrecorded = self._unrecorded, []
+        if not sends:
+            return
+        try:
+            results = record_sends(self._rt, sends)
+        except Exception as exc:
+            # Not recorded: every claim stays under its lease; reconciliation asks Slack.
+            self._raised([s.claim.message.id for s in sends], exc)
+            return
+        with _COUNTS_LOCK:
+            for result in results:
+                tally(self._counts, result)
+
+    def _raised(self, message_ids: list[str], exc: Exception) -> None:
+        with _COUNTS_LOCK:
+            self._counts["errors"] += len(message_ids)
+        for message_id in message_ids:
             logs.error(
                 "processing a message raised",
-                message_id=snap.id,
+                message_id=message_id,
                 status="error",
                 error_code=type(exc).__name__,
                 error_message=str(exc),
             )
-            continue
-        counts["claimed"] += claimed
-        tally(counts, result)
-    summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
-    return {**summary, "dry_run": False, "due": len(due), "now": now.isoformat()}
+
+
+@dataclass(frozen=True)
+class _Done:
+    started: datetime | None  # when a claimed delivery began (what pacing measures from)
+    outcome: Result | Sent | None  # Sent: posted (or tried), to be recorded
+
+
+_COUNTS_LOCK = threading.Lock()
+# The longest a pass waits on a delivery before looking again for a lane whose slot came.
+_MAX_POLL = 0.05
+
+
+def _channel(snap: Snapshot) -> str | None:
+    channel = (snap.to_dict() or {}).get("channel")
+    return channel if isinstance(channel, str) else None
 
 
 def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
