@@ -1,11 +1,11 @@
-# The two set-up commands of the README: `make run` and `make test`. Both create the venv
-# and install the pinned requirements on first use (and again when they change).
+# The set-up commands of the README: `make run`, `make test` and `make bench`. Each creates
+# the venv and installs the pinned requirements on first use (and again when they change).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit clean
+.PHONY: run test lint typecheck unit bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest
+
+# Not part of `test`: minutes of load against the emulator (README "Benchmark"). Flags go
+# through BENCH_ARGS, e.g. `make bench BENCH_ARGS=--quick`.
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,1 @@
+"""The benchmark of issue #8: `python -m bench` (or `make bench`). See README "Benchmark"."""

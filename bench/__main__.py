@@ -1,0 +1,150 @@
+"""The benchmark (issue #8), in one invocation on one emulator and one stand-in:
+
+    python -m bench [--messages 2000] [--channels 500] [--workers 8] [--latency-ms 50]
+                    [--seed-cap 60] [--quick] [--skip-scale] [--skip-hot]
+
+1. ours, the seed-002 style processor (capped at --seed-cap seconds) and the floor on the
+   same data: drain time, messages/s, duplicates, lost, Firestore RPCs per delivered message,
+   lag p50/p99;
+2. scale: one pass over 100 due messages without and with 100,000 not-due schedules;
+3. hot minute: 5,000 messages due at one instant over 500 channels, with --workers workers
+   and again with one (pacing is per worker).
+
+Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
+latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
+could not be carried out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from bench import report
+from bench.runs import Bench, contend, scale
+from bench.services import ROOT, StandInProcess
+from emulator.firestore import FirestoreEmulator
+from processor.tick import PARALLEL_POSTS
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--channels", type=int, default=500)
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument(
+        "--seed-cap",
+        type=float,
+        default=60.0,
+        help="seconds after which the seed-style run stops and reports",
+    )
+    parser.add_argument(
+        "--cap",
+        type=float,
+        default=300.0,
+        help="seconds after which any other run stops and reports",
+    )
+    parser.add_argument("--scale-not-due", type=int, default=100_000)
+    parser.add_argument("--scale-due", type=int, default=100)
+    parser.add_argument("--hot-messages", type=int, default=5000)
+    parser.add_argument("--hot-channels", type=int, default=500)
+    parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--skip-hot", action="store_true")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small smoke run: 400 messages, 100 channels, 4 workers, "
+        "10,000 not-due, a 1,000-message hot minute, 20 s seed cap",
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.messages, args.channels, args.workers = 400, 100, 4
+        args.scale_not_due, args.hot_messages, args.hot_channels = 10_000, 1000, 100
+        args.seed_cap = 20.0
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    started = time.time()
+    emulator = FirestoreEmulator()
+    emulator.start()
+    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
+    standin = StandInProcess(args.latency_ms)
+    bench = Bench(emulator.host_port, standin, PARALLEL_POSTS)
+    runs: dict[str, Any] = {}
+    try:
+        shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
+        for mode in ("ours", "seed", "floor"):
+            cap = args.seed_cap if mode == "seed" else args.cap
+            print(
+                f"bench: {mode} ({args.messages} messages, {args.workers} workers)...", flush=True
+            )
+            runs[mode] = contend(bench, mode, cap_seconds=cap, **shape)
+        if not args.skip_scale:
+            print(
+                f"bench: scale ({args.scale_due} due, {args.scale_not_due} not due)...", flush=True
+            )
+            runs["scale"] = scale(
+                bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
+            )
+        if not args.skip_hot:
+            print(f"bench: hot minute ({args.hot_messages} messages)...", flush=True)
+            runs["hot_minute"] = contend(
+                bench,
+                "ours",
+                count=args.hot_messages,
+                channels=args.hot_channels,
+                workers=args.workers,
+                cap_seconds=args.cap,
+                label="hot",
+            )
+            # Pacing is per worker (README): one worker shows what the pacer itself holds.
+            print("bench: hot minute, one worker...", flush=True)
+            runs["hot_minute_one_worker"] = contend(
+                bench,
+                "ours",
+                count=args.hot_messages,
+                channels=args.hot_channels,
+                workers=1,
+                cap_seconds=args.cap,
+                label="hot1",
+            )
+    finally:
+        standin.stop()
+        emulator.stop()
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
+        "runs": runs,
+        "targets": report.targets(runs),
+        "wall_seconds": round(time.time() - started, 1),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    text = json.dumps(result, indent=2, sort_keys=True, default=str)
+    (RESULTS / f"bench-{stamp}.json").write_text(text)
+    (RESULTS / "latest.json").write_text(text)
+    print(report.render(result))
+    print(f"bench: results in {RESULTS / f'bench-{stamp}.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""What each worker process runs, per contender, on the same data and the same transport.
+
+- ours: the product's own pass, `processor.tick.run_tick`, until nothing is due.
+- seed: the seed-002 style processor: read each due document again inside a transaction,
+  set `sending`, commit; send; write the final status. Sequential, as it was.
+- floor: what any sender must do and nothing more: per message one unconditional write and
+  one post. No claim, no ledger, no pacing; the share of each worker is fixed up front (index
+  modulo worker count), so it needs no read at all. Same thread count per worker as ours.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
+
+from bench import seeding
+from core.models import Status
+from core.runtime import Runtime
+from core.slack import Outcome, PostResult
+from core.store import MESSAGES
+from formatting.slack_text import to_slack
+from processor.outcome import SUMMARY_KEYS
+from processor.tick import run_tick
+
+
+def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
+    totals: Counter[str] = Counter()
+    while time.time() < deadline:
+        summary = run_tick(rt)
+        totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
+        totals["ticks"] += 1
+        if summary["due"] == 0:
+            break
+    return dict(totals)
+
+
+def _post(rt: Runtime, channel: str, text: str, delivery_id: str) -> PostResult:
+    rendered = to_slack(text)
+    return rt.slack.post(channel, rendered.text, delivery_id, blocks=rendered.blocks)
+
+
+def run_seed_style(rt: Runtime, deadline: float) -> dict[str, int]:
+    totals: Counter[str] = Counter()
+    db = rt.db
+    while time.time() < deadline:
+        query = (
+            db.collection(MESSAGES)
+            .where(filter=FieldFilter("status", "==", Status.PENDING))
+            .where(filter=FieldFilter("next_run_at", "<=", rt.clock.now()))
+            .order_by("next_run_at")
+            .limit(rt.settings.tick_limit)
+        )
+        due = list(query.stream())
+        totals["ticks"] += 1
+        if not due:
+            break
+        for snap in due:
+            if time.time() >= deadline:
+                totals["capped"] = 1
+                break
+            data = _take(db, snap.reference)
+            if data is None:
+                totals["duplicates"] += 1
+                continue
+            due_at = data["next_run_at"]
+            delivery_id = seeding.Seeded(snap.id, data["channel"], due_at).delivery_id
+            post = _post(rt, data["channel"], data["text"], delivery_id)
+            ok = post.outcome is Outcome.DELIVERED
+            snap.reference.update(
+                {"status": Status.SENT if ok else Status.FAILED, "last_slack_ts": post.ts}
+            )
+            totals["sent" if ok else "failed"] += 1
+    return dict(totals)
+
+
+def _take(db: firestore.Client, ref: firestore.DocumentReference) -> dict[str, Any] | None:
+    """Reread in a transaction; set `sending` if it is still pending (seed-002's claim)."""
+
+    @firestore.transactional
+    def take(tx: firestore.Transaction) -> dict[str, Any] | None:
+        snap = ref.get(transaction=tx)
+        data = snap.to_dict() or {}
+        if data.get("status") != Status.PENDING:
+            return None
+        tx.update(ref, {"status": Status.SENDING})
+        return data
+
+    result: dict[str, Any] | None = take(db.transaction())
+    return result
+
+
+def run_floor(
+    rt: Runtime,
+    deadline: float,
+    *,
+    index: int,
+    workers: int,
+    count: int,
+    channels: int,
+    prefix: str,
+    due: Any,
+    threads: int,
+) -> dict[str, int]:
+    mine = [seeding.message(prefix, n, channels, due)[0] for n in range(index, count, workers)]
+    texts = {
+        s.doc_id: seeding.message(prefix, n, channels, due)[1]["text"]
+        for n, s in zip(range(index, count, workers), mine, strict=True)
+    }
+
+    def one(seeded: seeding.Seeded) -> bool:
+        if time.time() >= deadline:
+            return False
+        post = _post(rt, seeded.channel, texts[seeded.doc_id], seeded.delivery_id)
+        ok = post.outcome is Outcome.DELIVERED
+        rt.db.collection(MESSAGES).document(seeded.doc_id).update(
+            {"status": Status.SENT if ok else Status.FAILED, "last_slack_ts": post.ts}
+        )
+        return ok
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        sent = sum(pool.map(one, mine))
+    return {"sent": sent, "failed": len(mine) - sent}
+
+
+Contender = Callable[..., dict[str, int]]

@@ -1,0 +1,92 @@
+"""From what the stand-in recorded and what the workers said to the figures we report."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
+
+from bench.seeding import Seeded
+
+# Between the pacer's slot and the post's arrival at the stand-in lie a claim commit and a
+# connection set-up, whose jitter can bring two paced posts a few ms under a second apart.
+PACING_TOLERANCE = 0.05
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def deliveries(seeded: list[Seeded], posts: list[dict[str, Any]], go: float) -> dict[str, Any]:
+    """Delivered, duplicates, lost and lag (due, or the start signal if later, to the post's
+    arrival at the stand-in), counted by delivery id."""
+    expected = {s.delivery_id: s for s in seeded}
+    first: dict[str, float] = {}
+    per_id: Counter[str] = Counter()
+    for post in posts:
+        delivery_id = ((post.get("metadata") or {}).get("event_payload") or {}).get("delivery_id")
+        per_id[str(delivery_id)] += 1
+        key = str(delivery_id)
+        first[key] = min(first.get(key, post["received_at"]), post["received_at"])
+    unknown = sum(n for d, n in per_id.items() if d not in expected)
+    duplicates = sum(n - 1 for d, n in per_id.items() if d in expected and n > 1) + unknown
+    lags = [first[d] - max(s.due.timestamp(), go) for d, s in expected.items() if d in first]
+    return {
+        "seeded": len(expected),
+        "delivered": sum(1 for d in expected if d in first),
+        "duplicates": duplicates,
+        "lost": sum(1 for d in expected if d not in first),
+        "lag_p50_s": _round(percentile(lags, 50)),
+        "lag_p99_s": _round(percentile(lags, 99)),
+        "lag_max_s": _round(max(lags, default=None)),
+    }
+
+
+def pacing(posts: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Per channel, the smallest gap between two consecutive posts' arrivals, and how many
+    channels had a gap under one second (less the tolerance)."""
+    stamps: dict[str, list[float]] = defaultdict(list)
+    for post in posts:
+        stamps[post["channel"]].append(post["received_at"])
+    gaps = {
+        channel: min((b - a for a, b in pairwise(sorted(s))), default=None)
+        for channel, s in stamps.items()
+    }
+    real = [g for g in gaps.values() if g is not None]
+    return {
+        "channels": len(stamps),
+        "min_gap_s": _round(min(real, default=None)),
+        "channels_over_one_per_second": sum(1 for g in real if g < 1 - PACING_TOLERANCE),
+        "tolerance_s": PACING_TOLERANCE,
+    }
+
+
+def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[str, Any]:
+    """Drain time, throughput and Firestore RPCs per delivered message, amortised."""
+    calls: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    documents = 0
+    for result in results:
+        calls.update(result["rpcs"]["calls"])
+        documents += result["rpcs"]["documents"]
+        totals.update(result["totals"])
+    drain = max((r["ended"] for r in results), default=go) - go
+    rpcs = sum(calls.values())
+    return {
+        "drain_s": round(drain, 3),
+        "messages_per_s": round(delivered / drain, 1) if drain > 0 else None,
+        "capped": any(r["capped"] for r in results),
+        "rpcs": dict(calls),
+        "rpcs_per_delivered": round(rpcs / delivered, 2) if delivered else None,
+        "documents_read": documents,
+        "worker_totals": dict(totals),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

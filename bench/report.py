@@ -1,0 +1,124 @@
+"""The targets of issue #8, judged against a run's results, and the printed table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGET_VS_SEED = 5.0
+TARGET_VS_FLOOR = 0.5
+TARGET_RPCS = 3.0
+SCALE_READ_LIMIT = 110
+# "Does not grow with the not-due count": the pass may take at most this much longer.
+SCALE_TIME_RATIO = 1.5
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a and b else None
+
+
+def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
+    ours, seed, floor = runs["ours"], runs["seed"], runs["floor"]
+    checks: list[dict[str, Any]] = []
+
+    def check(name: str, value: Any, met: bool, note: str = "") -> None:
+        checks.append({"target": name, "value": value, "met": bool(met), "note": note})
+
+    exact = {"ours": ours, "floor": floor}
+    for hot in ("hot_minute", "hot_minute_one_worker"):
+        if hot in runs:
+            exact[hot] = runs[hot]
+    for label, run in exact.items():
+        check(
+            f"{label}: 0 duplicates, 0 lost",
+            [run["duplicates"], run["lost"]],
+            run["duplicates"] == 0 and run["lost"] == 0,
+        )
+    for label, figures in runs.get("scale", {}).items():
+        check(
+            f"scale {label}: 0 duplicates, 0 lost",
+            [figures["duplicates"], figures["lost"]],
+            figures["duplicates"] == 0 and figures["lost"] == 0,
+        )
+    vs_seed = _ratio(ours["messages_per_s"], seed["messages_per_s"])
+    check(
+        f"ours/seed-style throughput >= {TARGET_VS_SEED}",
+        vs_seed,
+        vs_seed is not None and vs_seed >= TARGET_VS_SEED,
+        "seed-style was capped: its rate is over the capped window" if seed["capped"] else "",
+    )
+    vs_floor = _ratio(ours["messages_per_s"], floor["messages_per_s"])
+    check(
+        f"ours/floor throughput >= {TARGET_VS_FLOOR}",
+        vs_floor,
+        vs_floor is not None and vs_floor >= TARGET_VS_FLOOR,
+    )
+    rpcs = ours["rpcs_per_delivered"]
+    check(
+        f"ours: Firestore RPCs per delivered one-off <= {TARGET_RPCS}",
+        rpcs,
+        rpcs is not None and rpcs <= TARGET_RPCS,
+    )
+    if "scale" in runs:
+        without, with_ = runs["scale"]["without_not_due"], runs["scale"]["with_not_due"]
+        reads = [without["documents_read"], with_["documents_read"]]
+        check(
+            f"scale: a pass reads <= {SCALE_READ_LIMIT} documents",
+            reads,
+            max(reads) <= SCALE_READ_LIMIT,
+        )
+        times = [without["tick_seconds"], with_["tick_seconds"]]
+        queries = [without["empty_due_query_seconds"], with_["empty_due_query_seconds"]]
+        check(
+            f"scale: pass time with/without not-due <= {SCALE_TIME_RATIO}x",
+            times,
+            times[1] <= SCALE_TIME_RATIO * times[0],
+            f"the due query alone, finding nothing: {queries[0]} s vs {queries[1]} s",
+        )
+    for label in ("hot_minute", "hot_minute_one_worker"):
+        if label not in runs:
+            continue
+        hot = runs[label]
+        over = hot["pacing"]["channels_over_one_per_second"]
+        check(
+            f"{label} ({hot['workers']} workers): no channel over one post per second",
+            over,
+            over == 0,
+            f"min gap {hot['pacing']['min_gap_s']} s; lag p99 {hot['lag_p99_s']} s",
+        )
+    return checks
+
+
+def render(result: dict[str, Any]) -> str:
+    runs = result["runs"]
+    lines = [
+        "",
+        f"{'run':<22}{'W':>3}{'drain s':>9}{'msg/s':>8}{'dup':>5}{'lost':>5}{'RPC/msg':>9}"
+        f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}  note",
+    ]
+    for label in ("ours", "seed", "floor", "hot_minute", "hot_minute_one_worker"):
+        run = runs.get(label)
+        if run is None:
+            continue
+        note = "CAPPED" if run["capped"] else ""
+        if label == "seed" or run["capped"]:
+            note += f" delivered {run['delivered']}/{run['seeded']}"
+        delivered = run["delivered"]
+        docs = round(run["documents_read"] / delivered, 1) if delivered else None
+        lost = run["lost"] if not run["capped"] else "-"
+        lines.append(
+            f"{label:<22}{run['workers']:>3}{run['drain_s']:>9}{run['messages_per_s']!s:>8}"
+            f"{run['duplicates']:>5}{lost:>5}{run['rpcs_per_delivered']!s:>9}{docs!s:>9}"
+            f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}  {note}"
+        )
+    for label, figures in runs.get("scale", {}).items():
+        lines.append(
+            f"scale {label}: {figures['due']} due, {figures['not_due']} not due: pass "
+            f"{figures['tick_seconds']} s, {figures['documents_read']} documents read; the "
+            f"due query alone, finding nothing: {figures['empty_due_query_seconds']} s"
+        )
+    lines.append("")
+    for check in result["targets"]:
+        mark = "MET   " if check["met"] else "MISSED"
+        note = f"  ({check['note']})" if check["note"] else ""
+        lines.append(f"{mark} {check['target']}: {check['value']}{note}")
+    return "\n".join(lines)

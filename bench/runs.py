@@ -1,0 +1,230 @@
+"""The runs: each on a fresh Firestore project of the one emulator, with the stand-in's
+record reset, so no run sees another's data or posts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from google.cloud import firestore
+
+from bench import metrics, seeding
+from bench.rpc import CountedClient, RpcCounter
+from bench.services import ROOT, StandInProcess
+from core.clock import SystemClock
+from core.runtime import Runtime, new_worker_id
+from core.settings import Settings
+from core.slack import SlackTransport
+from core.store import MESSAGES, due_messages
+from processor.tick import run_tick
+
+# A worker that has not finished this long after its cap is killed (it is ours to stop).
+_GRACE = 60.0
+
+
+@dataclass(frozen=True)
+class Bench:
+    firestore_host: str
+    standin: StandInProcess
+    threads: int  # per floor worker: the same as ours posts in parallel within a pass
+
+    def env(self, project: str) -> dict[str, str]:
+        return {
+            "GOOGLE_CLOUD_PROJECT": project,
+            "FIRESTORE_EMULATOR_HOST": self.firestore_host,
+            "SLACK_API_URL": self.standin.url,
+            "SLACK_BOT_TOKEN": "xoxb-bench",
+            "APP_ENV": "development",
+        }
+
+
+def new_project(label: str) -> str:
+    return f"bench-{label}-{uuid.uuid4().hex[:8]}"
+
+
+def contend(
+    bench: Bench,
+    mode: str,
+    *,
+    count: int,
+    channels: int,
+    workers: int,
+    cap_seconds: float,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """Seed `count` due one-offs over `channels`, run `workers` processes of `mode` from one
+    start signal, and measure what reached the stand-in."""
+    project = new_project(label or mode)
+    db = firestore.Client(project=project)
+    due = datetime.now(UTC).replace(microsecond=0)
+    prefix = f"{mode}-"
+    seeded = seeding.seed(db, prefix, count, channels, due)
+    bench.standin.reset()
+    env = {**os.environ, **bench.env(project)}
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        configs: list[dict[str, Any]] = [
+            {
+                "mode": mode,
+                "index": i,
+                "workers": workers,
+                "count": count,
+                "channels": channels,
+                "prefix": prefix,
+                "due": due.isoformat(),
+                "threads": bench.threads,
+                "cap_seconds": cap_seconds,
+                "ready": f"{tmp}/ready-{i}",
+                "go": f"{tmp}/go",
+                "result": f"{tmp}/result-{i}.json",
+            }
+            for i in range(workers)
+        ]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "bench.worker", json.dumps(c)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,  # the product's log lines: written, not kept
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for c in configs
+        ]
+        _wait_ready(configs, procs)
+        go = time.time()
+        Path(f"{tmp}/go").touch()
+        errors = _wait_done(procs, cap_seconds + _GRACE)
+        results = [
+            json.loads(Path(c["result"]).read_text()) for c in configs if Path(c["result"]).exists()
+        ]
+    posts = bench.standin.posts()
+    delivered = metrics.deliveries(seeded, posts, go)
+    measured = metrics.workers(results, go, delivered["delivered"])
+    if measured["capped"]:
+        # Stopped at its cap: what was not sent yet was not lost, only not reached.
+        delivered["not_reached_at_cap"] = delivered["lost"]
+        delivered["lost"] = None
+    statuses = Counter(
+        (d.to_dict() or {}).get("status") for d in list(db.collection(MESSAGES).stream())
+    )
+    return {
+        "mode": mode,
+        "messages": count,
+        "channels": channels,
+        "workers": workers,
+        **delivered,
+        **measured,
+        "pacing": metrics.pacing(posts),
+        "final_statuses": dict(statuses),
+        "worker_errors": errors,
+    }
+
+
+def _wait_ready(configs: list[dict[str, Any]], procs: list[subprocess.Popen[str]]) -> None:
+    deadline = time.monotonic() + 120
+    while not all(Path(c["ready"]).exists() for c in configs):
+        failed = [p for p in procs if p.poll() is not None]
+        if failed or time.monotonic() > deadline:
+            for p in procs:
+                p.kill()
+            stderr = failed[0].communicate()[1][-2000:] if failed else "timeout"
+            raise RuntimeError(f"a benchmark worker did not start: {stderr}")
+        time.sleep(0.02)
+
+
+def _wait_done(procs: list[subprocess.Popen[str]], timeout: float) -> list[str]:
+    errors = []
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            errors.append("killed after its cap")
+            continue
+        if p.returncode != 0:
+            errors.append(err[-2000:])
+    return errors
+
+
+def scale(bench: Bench, *, due_count: int, not_due: int, channels: int) -> dict[str, Any]:
+    """One pass over `due_count` due messages, without and with `not_due` schedules waiting
+    in the future: documents read and pass time, side by side. Both projects are seeded
+    before anything is timed, and each is timed twice in alternating order (A B B A, fresh
+    due messages each time), so neither the emulator's warm-up nor its digestion of the big
+    seeding lands on one side only; the faster of each pair is reported."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    projects = {"without_not_due": 0, "with_not_due": not_due}
+    names = {label: new_project(f"scale-{extra}") for label, extra in projects.items()}
+    for label, extra in projects.items():
+        if extra:
+            db = firestore.Client(project=names[label])
+            seeding.seed(db, "later-", extra, channels, now + timedelta(days=1))
+    trials: dict[str, list[dict[str, Any]]] = {label: [] for label in projects}
+    order = [*projects, *reversed(projects)]
+    for trial, label in enumerate(order):
+        trials[label].append(_timed_pass(bench, names[label], f"due{trial}-", due_count, channels))
+    figures = {}
+    for label, extra in projects.items():
+        best = min(trials[label], key=lambda t: t["tick_seconds"])
+        figures[label] = {
+            "not_due": extra,
+            "due": due_count,
+            **best,
+            "tick_seconds_trials": [t["tick_seconds"] for t in trials[label]],
+            "empty_due_query_seconds_trials": [t["empty_due_query_seconds"] for t in trials[label]],
+            "duplicates": sum(t["duplicates"] for t in trials[label]),
+            "lost": sum(t["lost"] for t in trials[label]),
+        }
+    return figures
+
+
+def _timed_pass(
+    bench: Bench, project: str, prefix: str, due_count: int, channels: int
+) -> dict[str, Any]:
+    db = firestore.Client(project=project)
+    seeded = seeding.seed(db, prefix, due_count, channels, datetime.now(UTC))
+    bench.standin.reset()
+    counter = RpcCounter()
+    settings = Settings.from_env(bench.env(project))
+    rt = Runtime(
+        settings=settings,
+        db=CountedClient(project, counter),
+        slack=SlackTransport("xoxb-bench", settings.slack_api_url, 10),
+        clock=SystemClock(),
+        worker_id=new_worker_id(),
+    )
+    list(rt.db.collection("bench_warmup").limit(1).stream())
+    counter.reset()
+    # The pass's own log lines would bury the report; they are written, not kept.
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        started = time.perf_counter()
+        summary = run_tick(rt)
+        elapsed = time.perf_counter() - started
+    rpcs = counter.snapshot()
+    # The due query alone, now that nothing is due: what the emulator spends finding that.
+    started = time.perf_counter()
+    due_messages(rt.db, rt.clock.now(), settings.tick_limit)
+    query_seconds = time.perf_counter() - started
+    delivered = metrics.deliveries(seeded, bench.standin.posts(), time.time())
+    return {
+        "tick_seconds": round(elapsed, 3),
+        "empty_due_query_seconds": round(query_seconds, 3),
+        "documents_read": rpcs["documents"],
+        "rpcs": rpcs["calls"],
+        "sent": summary["sent"],
+        "duplicates": delivered["duplicates"],
+        "lost": delivered["lost"],
+    }

@@ -1,0 +1,83 @@
+"""One benchmark worker process:
+
+    python -m bench.worker CONFIG_JSON
+
+It builds the product's runtime with a counted Firestore client, says it is ready, waits
+for the common start signal (so process start-up is not measured), runs its contender and
+writes what it did and the RPCs it made to the result file named in the config."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bench.contenders import run_floor, run_ours, run_seed_style
+from bench.rpc import CountedClient, RpcCounter
+from core.clock import SystemClock
+from core.runtime import Runtime, new_worker_id
+from core.settings import Settings
+from core.slack import SlackTransport
+
+
+def build_runtime(counter: RpcCounter) -> Runtime:
+    settings = Settings.from_env()
+    return Runtime(
+        settings=settings,
+        db=CountedClient(settings.project, counter),
+        slack=SlackTransport(
+            token=settings.slack_bot_token or "xoxb-bench",
+            base_url=settings.slack_api_url,
+            timeout_seconds=settings.slack_timeout_seconds,
+        ),
+        clock=SystemClock(),
+        worker_id=new_worker_id(),
+    )
+
+
+def main(config: dict[str, Any]) -> None:
+    counter = RpcCounter()
+    rt = build_runtime(counter)
+    # Open the gRPC channel before the start signal; the warm-up read is not counted.
+    list(rt.db.collection("bench_warmup").limit(1).stream())
+    counter.reset()
+    Path(config["ready"]).touch()
+    go = Path(config["go"])
+    while not go.exists():
+        time.sleep(0.005)
+    started = time.time()
+    deadline = started + float(config["cap_seconds"])
+    mode = config["mode"]
+    if mode == "ours":
+        totals = run_ours(rt, deadline)
+    elif mode == "seed":
+        totals = run_seed_style(rt, deadline)
+    elif mode == "floor":
+        totals = run_floor(
+            rt,
+            deadline,
+            index=config["index"],
+            workers=config["workers"],
+            count=config["count"],
+            channels=config["channels"],
+            prefix=config["prefix"],
+            due=datetime.fromisoformat(config["due"]),
+            threads=config["threads"],
+        )
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    result = {
+        "started": started,
+        "ended": time.time(),
+        "capped": time.time() >= deadline,
+        "totals": totals,
+        "rpcs": counter.snapshot(),
+    }
+    Path(config["result"]).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))
