@@ -18,6 +18,7 @@ Snapshot = DocumentSnapshot[firestore.DocumentReference]
 MESSAGES = "scheduled_messages"
 DELIVERIES = "deliveries"
 ROTATIONS = "rotations"
+CHANNEL_PACING = "channel_pacing"
 
 
 def make_client(project: str) -> firestore.Client:

@@ -38,6 +38,7 @@ from core.runtime import Runtime
 from core.schedule import CatchUp, catch_up
 from core.store import DELIVERIES, Snapshot
 from processor.advance import after_occurrence
+from processor.channel_slots import Slot
 from processor.escalate import escalate
 from processor.outcome import Result
 
@@ -53,6 +54,8 @@ class Claim:
     # The update times our claim wrote: finalize is conditioned on them (the lease fence).
     message_version: Any
     ledger_version: Any
+    # The channel slot's update time our claim wrote (None: the claim took no slot).
+    slot_version: Any = None
 
 
 def new_ledger_entry(
@@ -98,8 +101,9 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
 
-def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
-    """Claim the occurrence `snap` (a waiting, due message as just read) is due for."""
+def claim_message(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Claim | Result:
+    """Claim the occurrence `snap` (a waiting, due message as just read) is due for; with
+    `slot`, take the channel's pacing slot in the same batch (see processor.channel_slots)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     due = data.get("next_run_at")
@@ -122,7 +126,7 @@ def claim_message(rt: Runtime, snap: Snapshot) -> Claim | Result:
         if plan.send is None:
             return _skip_missed(rt, snap, message, plan, missed, now)
         occurrence = plan.send
-    return _claim(rt, snap, message, occurrence, missed, now)
+    return _claim(rt, snap, message, occurrence, missed, now, slot)
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,7 @@ def _claim(
     occurrence: datetime,
     missed: list[Record],
     now: datetime,
+    slot: Slot | None,
 ) -> Claim | Result:
     delivery_id = message_delivery_id(snap.id, occurrence)
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
@@ -165,6 +170,7 @@ def _claim(
             ledger_ref,
             new_ledger_entry(message, occurrence, rt.worker_id, attempts=1, **ledger_fields),
         )
+        _take_slot(rt, batch, slot, now)
         _create_all(batch, missed)
         try:
             results = batch.commit()  # pragma: SYNCPOINT claim
@@ -175,11 +181,14 @@ def _claim(
             # version: an existing entry is older history (the occurrence was settled
             # before), and it stays as it is.
             existing = _existing_ids(rt, [ledger_ref, *(r.ref for r in missed)])
-            missed = [r for r in missed if r.ref.id not in existing]
             if ledger_ref.id in existing:
+                missed = [r for r in missed if r.ref.id not in existing]
                 return _claim_existing(
-                    rt, snap, message, occurrence, ledger_ref, expires_at, now, missed
+                    rt, snap, message, occurrence, ledger_ref, expires_at, now, missed, slot
                 )
+            if not existing.intersection(r.ref.id for r in missed):
+                return Result.DUPLICATE  # the channel's first slot: another worker took it
+            missed = [r for r in missed if r.ref.id not in existing]
             continue
         _log_missed(message, missed)
         return Claim(
@@ -191,8 +200,21 @@ def _claim(
             expires_at,
             results[0].update_time,
             results[1].update_time,
+            results[2].update_time if slot else None,
         )
     return Result.DUPLICATE
+
+
+def _take_slot(rt: Runtime, batch: firestore.WriteBatch, slot: Slot | None, now: datetime) -> None:
+    """The channel's pacing slot, in the claim's batch and conditioned on the slot as we saw
+    it: another worker's post to the channel since then fails our claim whole."""
+    if slot is None:
+        return
+    fields = slot.claim_fields(rt.worker_id, now)
+    if slot.version is None:
+        batch.create(slot.ref, fields)
+    else:
+        batch.update(slot.ref, fields, option=rt.db.write_option(last_update_time=slot.version))
 
 
 def _late_seconds(occurrence: datetime, now: datetime) -> float:
@@ -366,6 +388,7 @@ def _claim_existing(
     expires_at: datetime,
     now: datetime,
     missed: list[Record] | None = None,
+    slot: Slot | None = None,
 ) -> Claim | Result:
     missed = missed or []
     ledger = ledger_ref.get()
@@ -392,6 +415,7 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
+    _take_slot(rt, batch, slot, now)
     _create_all(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
@@ -407,6 +431,7 @@ def _claim_existing(
         expires_at,
         results[0].update_time,
         results[1].update_time,
+        results[2].update_time if slot else None,
     )
 
 

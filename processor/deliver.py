@@ -7,6 +7,7 @@ suffices."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from core import logs
@@ -15,6 +16,7 @@ from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
 from formatting.slack_text import to_slack
+from processor.channel_slots import Slot
 from processor.claim import Claim, claim_message
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
@@ -38,15 +40,20 @@ class Sent:
 
     claim: Claim
     post: PostResult
+    # When the post began: a channel's next post is paced from here, not from the claim
+    # (whose commit takes longer under load), so posts reach Slack at least 1 s apart.
+    posted_at: datetime | None = None
 
 
-def claim_and_send(rt: Runtime, snap: Snapshot) -> Result | Sent:
+def claim_and_send(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Result | Sent:
     """The first half of `deliver_message`, for a pass that records many sends at once
-    (`record_sends`); a Result when nothing was claimed."""
-    claim = claim_message(rt, snap)
+    (`record_sends`); a Result when nothing was claimed. With `slot`, the claim takes the
+    channel's pacing slot too."""
+    claim = claim_message(rt, snap, slot)
     if not isinstance(claim, Claim):
         return claim
-    return Sent(claim, send(rt, claim))
+    posted_at = rt.clock.now()
+    return Sent(claim, send(rt, claim), posted_at)
 
 
 def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:

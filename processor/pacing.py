@@ -38,6 +38,10 @@ class ChannelPacer:
         self._next_slot[channel] = slot + POST_INTERVAL
         return True
 
+    def hold(self, channel: str, until: datetime) -> None:
+        """The channel may not be posted to before `until` (another worker's last post)."""
+        self._next_slot[channel] = max(self._next_slot.get(channel, until), until)
+
     def ready_at(self, channel: str) -> datetime | None:
         """The channel's next slot, None if it has none yet (it may post now)."""
         return self._next_slot.get(channel)

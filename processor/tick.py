@@ -23,6 +23,7 @@ from core.models import Message
 from core.runtime import Runtime
 from core.store import Snapshot, due_messages
 from formatting.slack_text import to_slack
+from processor.channel_slots import ChannelSlots
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.outcome import SUMMARY_KEYS, Result, tally
@@ -54,23 +55,40 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     counts = reconcile_expired(rt)
     budget = timedelta(seconds=rt.settings.tick_budget_seconds)
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
+    slots = ChannelSlots(rt)
     seen: set[str] = set()
     read = 0
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         for _ in range(MAX_PAGES):
             due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit)
             read += len(due)
+            fresh = _ours(slots, pacer, [snap for snap in due if snap.id not in seen], rt)
             # At most TICK_LIMIT documents are handled per pass, however often it reads.
-            quota = rt.settings.tick_limit - len(seen)
-            fresh = [snap for snap in due if snap.id not in seen][:quota]
+            fresh = fresh[: rt.settings.tick_limit - len(seen)]
             seen.update(snap.id for snap in fresh)
-            page = _Page(rt, pool, pacer, counts)
+            page = _Page(rt, pool, pacer, counts, slots)
             page.deliver(lanes(fresh, rt.worker_id))
             if not page.skipped:
                 break  # everything read was handled: the next pass reads what is left
             seen.difference_update(page.skipped)
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
+
+
+def _ours(
+    slots: ChannelSlots, pacer: ChannelPacer, due: list[Snapshot], rt: Runtime
+) -> list[Snapshot]:
+    """The documents of a page this worker takes: those whose channel no other worker is
+    posting to right now (that worker takes them), each channel paced from its slot."""
+    now = rt.clock.now()
+    channels = {c for snap in due if (c := _channel(snap)) is not None}
+    slots.read(channels)
+    held = {c for c in channels if slots.held_elsewhere(c, now)}
+    for channel in channels - held:
+        slot = slots.get(channel)
+        if slot is not None and slot.next_post_at is not None:
+            pacer.hold(channel, slot.next_post_at)
+    return [snap for snap in due if _channel(snap) not in held]
 
 
 def lanes(due: list[Snapshot], worker_id: str) -> list[list[Snapshot]]:
@@ -105,11 +123,13 @@ class _Page:
         pool: ThreadPoolExecutor,
         pacer: ChannelPacer,
         counts: Counter[str],
+        slots: ChannelSlots,
     ) -> None:
         self._rt = rt
         self._pool = pool
         self._pacer = pacer
         self._counts = counts
+        self._slots = slots
         # Another worker won a claim here: the rest of this page is probably theirs too.
         self.stale = False
         self.skipped: list[str] = []  # ids left unattempted because the page went stale
@@ -195,17 +215,21 @@ class _Page:
 
     def _one(self, snap: Snapshot) -> _Done:
         started = self._rt.clock.now()
+        channel = _channel(snap)
+        slot = self._slots.get(channel) if channel is not None else None
         try:
-            outcome = claim_and_send(self._rt, snap)
+            outcome = claim_and_send(self._rt, snap, slot)
         except Exception as exc:
             # One document's trouble (a Firestore hiccup mid-claim) never stops the pass;
             # anything it claimed stays under its lease for reconciliation.
             self._raised([snap.id], exc)
             return _Done(None, None)
         if isinstance(outcome, Sent):
+            if channel is not None and outcome.claim.slot_version is not None:
+                self._slots.claimed(channel, outcome.claim.slot_version, started)
             with _COUNTS_LOCK:
                 self._counts["claimed"] += 1
-            return _Done(started, outcome)
+            return _Done(outcome.posted_at or started, outcome)
         with _COUNTS_LOCK:
             tally(self._counts, outcome)
         return _Done(None, outcome)
@@ -240,7 +264,7 @@ class _Page:
 
 @dataclass(frozen=True)
 class _Done:
-    started: datetime | None  # when a claimed delivery began (what pacing measures from)
+    started: datetime | None  # when a claimed delivery's post began (pacing measures from it)
     outcome: Result | Sent | None  # Sent: posted (or tried), to be recorded
 
 

@@ -30,10 +30,14 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
     for n in range(trials):
         now = rt.clock.now()
         kind = ("one-off", "recurring", "rotation")[n % 3]
+        # A channel of its own: the recovery passes just posted to the last one, and a worker
+        # leaves a channel another worker has just posted to alone (processor.channel_slots).
+        channel = f"C{n:04d}CRASH"
         if kind == "rotation":
             doc_id = seed_rotation(
                 db,
                 f"rotation-{n}",
+                channel=channel,
                 timezone="UTC",
                 send_time=now.strftime("%H:%M"),
                 weekdays=list(range(7)),
@@ -51,7 +55,9 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
                 if kind == "recurring"
                 else {}
             )
-            doc_id = seed_message(db, **{"next_run_at": now, "send_at": now, **extra})
+            doc_id = seed_message(
+                db, **{"channel": channel, "next_run_at": now, "send_at": now, **extra}
+            )
             delivery_id = message_delivery_id(doc_id, now)
         worker = subprocess.run(
             [sys.executable, "-m", "tests.crash_worker", point, now.isoformat()],

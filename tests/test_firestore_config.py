@@ -29,7 +29,9 @@ def _client_sdk_request(
         return exc.code
 
 
-@pytest.mark.parametrize("collection", ["scheduled_messages", "deliveries", "rotations"])
+@pytest.mark.parametrize(
+    "collection", ["scheduled_messages", "deliveries", "rotations", "channel_pacing"]
+)
 def test_client_sdks_can_neither_read_nor_write(firestore_host, project, db, collection):
     doc_id = seed_message(db) if collection == "scheduled_messages" else "x"
 
