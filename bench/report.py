@@ -65,6 +65,12 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
             f"scale: a pass reads <= {SCALE_READ_LIMIT} documents",
             reads,
             max(reads) <= SCALE_READ_LIMIT,
+            "by RPC: "
+            + "; ".join(
+                ", ".join(f"{k} {v}" for k, v in sorted(f.get("documents_read_by", {}).items()))
+                for f in (without, with_)
+            )
+            + " (BatchGetDocuments: the channel pacing slots, one per due channel)",
         )
         times = [without["tick_seconds"], with_["tick_seconds"]]
         queries = [without["empty_due_query_seconds"], with_["empty_due_query_seconds"]]

@@ -21,6 +21,9 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         self._lock = threading.Lock()
         self.calls: Counter[str] = Counter()
         self.documents = 0
+        # Documents read, by the RPC that read them (RunQuery: queries; BatchGetDocuments:
+        # gets, e.g. the channel pacing slots).
+        self.documents_by: Counter[str] = Counter()
 
     def _count(self, method: str) -> None:
         with self._lock:
@@ -36,16 +39,18 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         self, continuation: Callable[..., Any], details: Any, request: Any
     ) -> Any:
         self._count(details.method)
-        return _CountedStream(continuation(details, request), self)
+        return _CountedStream(continuation(details, request), self, details.method)
 
-    def add_documents(self, n: int) -> None:
+    def add_documents(self, n: int, method: str = "") -> None:
         with self._lock:
             self.documents += n
+            self.documents_by[method.rsplit("/", 1)[-1]] += n
 
     def reset(self) -> None:
         with self._lock:
             self.calls.clear()
             self.documents = 0
+            self.documents_by.clear()
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -53,6 +58,7 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
                 "calls": dict(self.calls),
                 "total": sum(self.calls.values()),
                 "documents": self.documents,
+                "documents_by": dict(self.documents_by),
             }
 
 
@@ -60,9 +66,10 @@ class _CountedStream:
     """The stream the client iterates, counting documents in RunQuery/BatchGet answers. It
     forwards everything else (cancel, code...) to the real call object."""
 
-    def __init__(self, call: Any, counter: RpcCounter) -> None:
+    def __init__(self, call: Any, counter: RpcCounter, method: str) -> None:
         self._call = call
         self._counter = counter
+        self._method = method
 
     def __iter__(self) -> Iterator[Any]:
         return self
@@ -72,7 +79,7 @@ class _CountedStream:
         raw = getattr(response, "_pb", response)
         has = getattr(raw, "HasField", None)
         if has is not None and any(_has(has, f) for f in ("document", "found")):
-            self._counter.add_documents(1)
+            self._counter.add_documents(1, self._method)
         return response
 
     def __getattr__(self, name: str) -> Any:

@@ -223,6 +223,7 @@ def _timed_pass(
         "tick_seconds": round(elapsed, 3),
         "empty_due_query_seconds": round(query_seconds, 3),
         "documents_read": rpcs["documents"],
+        "documents_read_by": rpcs["documents_by"],
         "rpcs": rpcs["calls"],
         "sent": summary["sent"],
         "duplicates": delivered["duplicates"],
