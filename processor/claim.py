@@ -16,14 +16,12 @@ again, and a message document that disagrees with its ledger is repaired from it
 
 Time policy at claim (see core.schedule.catch_up): a series that was down claims only its
 most recent due occurrence, if it is within `misfire_grace_seconds`; the older ones are
-`create()`d as `skipped` ledger entries (reason `missed`) in the same batch, so they are
-recorded exactly when the claim lands and a second worker's identical records fail its batch
-rather than doubling them. A one-off past its `expires_at` ends `failed` (code `expired`).
+recorded `skipped` in the same batch (processor.missed). A one-off past its `expires_at`
+ends `failed` (code `expired`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,11 +33,20 @@ from core import logs
 from core.errors import DocumentError
 from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime
-from core.schedule import CatchUp, catch_up
+from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
 from processor.advance import after_occurrence
 from processor.channel_slots import Slot
 from processor.escalate import escalate
+from processor.ledger_entries import existing_ids, new_ledger_entry
+from processor.missed import (
+    Record,
+    counted,
+    create_all,
+    log_missed,
+    missed_records,
+    skip_missed,
+)
 from processor.outcome import Result
 
 
@@ -56,26 +63,6 @@ class Claim:
     ledger_version: Any
     # The channel slot's update time our claim wrote (None: the claim took no slot).
     slot_version: Any = None
-
-
-def new_ledger_entry(
-    message: Message, occurrence: datetime, worker_id: str, **fields: Any
-) -> dict[str, Any]:
-    """A ledger document as first written, whatever its first status: one shape for every
-    entry, so a listing or an operator never meets a field missing on some of them."""
-    return {
-        "kind": "message",
-        "message_id": message.id,
-        "occurrence_at": occurrence,
-        "channel": message.channel,
-        "worker": worker_id,
-        "attempts": 0,
-        "claimed_at": None,
-        "slack_ts": None,
-        "sent_at": None,
-        "error": None,
-        **fields,
-    }
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
@@ -122,20 +109,11 @@ def claim_message(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Clai
     if message.recurrence is not None and data.get("occurrence_at") is None:
         # (A released retry keeps its occurrence: it was due in time, and is not a misfire.)
         plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
-        missed = _missed_records(rt, message, plan, now)
+        missed = missed_records(rt, message, plan, now)
         if plan.send is None:
-            return _skip_missed(rt, snap, message, plan, missed, now)
+            return skip_missed(rt, snap, message, plan, missed, now)
         occurrence = plan.send
     return _claim(rt, snap, message, occurrence, missed, now, slot)
-
-
-@dataclass(frozen=True)
-class Record:
-    """A ledger document a claim creates alongside it (a missed occurrence)."""
-
-    ref: firestore.DocumentReference
-    fields: dict[str, Any]
-    count: int  # occurrences it stands for
 
 
 def _claim(
@@ -163,7 +141,7 @@ def _claim(
         batch = rt.db.batch()
         batch.update(
             snap.reference,
-            _claimed_message(rt.worker_id, expires_at, occurrence, 1, now) | _counted(missed),
+            _claimed_message(rt.worker_id, expires_at, occurrence, 1, now) | counted(missed),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
         batch.create(
@@ -171,7 +149,7 @@ def _claim(
             new_ledger_entry(message, occurrence, rt.worker_id, attempts=1, **ledger_fields),
         )
         _take_slot(rt, batch, slot, now)
-        _create_all(batch, missed)
+        create_all(batch, missed)
         try:
             results = batch.commit()  # pragma: SYNCPOINT claim
         except FailedPrecondition:
@@ -180,7 +158,7 @@ def _claim(
             # Our message precondition held, so no worker recorded these in a claim of this
             # version: an existing entry is older history (the occurrence was settled
             # before), and it stays as it is.
-            existing = _existing_ids(rt, [ledger_ref, *(r.ref for r in missed)])
+            existing = existing_ids(rt, [ledger_ref, *(r.ref for r in missed)])
             if ledger_ref.id in existing:
                 missed = [r for r in missed if r.ref.id not in existing]
                 return _claim_existing(
@@ -190,7 +168,7 @@ def _claim(
                 return Result.DUPLICATE  # the channel's first slot: another worker took it
             missed = [r for r in missed if r.ref.id not in existing]
             continue
-        _log_missed(message, missed)
+        log_missed(message, missed)
         return Claim(
             message,
             occurrence,
@@ -219,94 +197,6 @@ def _take_slot(rt: Runtime, batch: firestore.WriteBatch, slot: Slot | None, now:
 
 def _late_seconds(occurrence: datetime, now: datetime) -> float:
     return max(0.0, (now - occurrence).total_seconds())
-
-
-def _missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Record]:
-    records = []
-    for entry in plan.missed:
-        fields = new_ledger_entry(
-            message,
-            entry.occurrence_at,
-            rt.worker_id,
-            status=LedgerStatus.SKIPPED,
-            reason="missed",
-            missed_count=entry.count,
-            skipped_at=now,
-        )
-        if entry.through is not None:
-            fields["missed_through"] = entry.through
-        ref = rt.db.collection(DELIVERIES).document(
-            message_delivery_id(message.id, entry.occurrence_at)
-        )
-        records.append(Record(ref, fields, entry.count))
-    return records
-
-
-def _counted(missed: list[Record]) -> dict[str, Any]:
-    total = sum(r.count for r in missed)
-    return {"missed_count": firestore.Increment(total)} if total else {}
-
-
-def _create_all(batch: firestore.WriteBatch, records: Iterable[Record]) -> None:
-    for record in records:
-        batch.create(record.ref, record.fields)
-
-
-def _existing_ids(rt: Runtime, refs: list[firestore.DocumentReference]) -> set[str]:
-    return {doc.id for doc in rt.db.get_all(refs) if doc.exists}
-
-
-def _skip_missed(
-    rt: Runtime,
-    snap: Snapshot,
-    message: Message,
-    plan: CatchUp,
-    missed: list[Record],
-    now: datetime,
-) -> Result:
-    """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
-    and the series moves on to its first occurrence after now (or completes)."""
-    update = after_occurrence(message, plan.latest) | {
-        "updated_at": now,
-        "version": firestore.Increment(1),
-    }
-    for _ in range(2):
-        batch = rt.db.batch()
-        batch.update(
-            snap.reference,
-            update | _counted(missed),
-            option=rt.db.write_option(last_update_time=snap.update_time),
-        )
-        _create_all(batch, missed)
-        try:
-            batch.commit()  # pragma: SYNCPOINT claim
-        except FailedPrecondition:
-            return Result.DUPLICATE
-        except AlreadyExists:
-            existing = _existing_ids(rt, [r.ref for r in missed])
-            missed = [r for r in missed if r.ref.id not in existing]
-            continue
-        _log_missed(message, missed)
-        return Result.SKIPPED
-    return Result.DUPLICATE
-
-
-def _log_missed(message: Message, missed: list[Record]) -> None:
-    """One line per claim that recorded missed occurrences (not one per occurrence: a
-    minutely series down for a week would flood the log)."""
-    if not missed:
-        return
-    logs.warning(
-        "occurrences missed: recorded as skipped, never sent",
-        message_id=message.id,
-        delivery_id=missed[-1].ref.id,
-        occurrence_at=missed[-1].fields["occurrence_at"],
-        first_missed_at=missed[0].fields["occurrence_at"],
-        missed_count=sum(r.count for r in missed),
-        status="skipped",
-        error_code="missed",
-        channel=message.channel,
-    )
 
 
 def _expire(
@@ -400,7 +290,7 @@ def _claim_existing(
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now) | _counted(missed),
+        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now) | counted(missed),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     batch.update(
@@ -416,12 +306,12 @@ def _claim_existing(
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     _take_slot(rt, batch, slot, now)
-    _create_all(batch, missed)
+    create_all(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    _log_missed(message, missed)
+    log_missed(message, missed)
     return Claim(
         message,
         occurrence,
@@ -461,17 +351,17 @@ def _repair_from_ledger(
     else:  # sent or skipped: that occurrence is done, move past it
         update = after_occurrence(message, occurrence)
     missed = missed or []
-    update |= {"updated_at": now, "version": firestore.Increment(1)} | _counted(missed)
+    update |= {"updated_at": now, "version": firestore.Increment(1)} | counted(missed)
     batch = rt.db.batch()
     batch.update(
         snap.reference, update, option=rt.db.write_option(last_update_time=snap.update_time)
     )
-    _create_all(batch, missed)  # the older missed occurrences are settled all the same
+    create_all(batch, missed)  # the older missed occurrences are settled all the same
     try:
         batch.commit()
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    _log_missed(message, missed)
+    log_missed(message, missed)
     logs.warning(
         "message disagreed with its ledger; repaired from the ledger, nothing sent",
         message_id=snap.id,
