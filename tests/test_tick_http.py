@@ -20,6 +20,7 @@ from core.store import DELIVERIES, MESSAGES
 from formatting.slack_text import to_slack
 from tests.conftest import ADMIN_TOKEN, T0, ledger, message, seed_message
 from tests.oidc import AUDIENCE, TRIGGER, CertsServer, mint
+from tests.test_rotation_processor import seed_rotation
 
 MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 SUMMARY_KEYS = {
@@ -495,3 +496,19 @@ def test_dry_run_reports_a_document_it_would_reject_and_goes_on(client, db, slac
     assert by_id[bad]["error"]["code"] == "invalid_occurrence_at"
     assert by_id[good]["text"] == "Stand-up in 5 minutes"
     assert slack.posts() == []
+
+
+# --- rotations ------------------------------------------------------------------------------
+
+
+def test_the_pass_posts_due_rotations_and_counts_them_apart(client, db, slack):
+    seed_message(db)
+    seed_rotation(db)
+
+    dry = answer(tick(client, headers=bearer(), body={**at(T0), "dry_run": True}), 200)
+    assert {p["kind"] for p in dry["previews"]} == {"message", "rotation"}
+    assert slack.posts() == []
+    body = answer(tick(client, headers=bearer(), body=at(T0)), 200)
+
+    assert (body["sent"], body["rotations"]["sent"]) == (2, 1)
+    assert sorted(post.delivery_id or "" for post in slack.posts())[-1] == "r:standup:2027-01-04"
