@@ -182,6 +182,32 @@ def _take_over(
             ledger_status=entry.get("status"),
         )
         return None
+    taken = take_over_lease(rt, snap, ledger)
+    if taken is None:
+        return None
+    expires_at, results = taken
+    attempts = int(entry.get("attempts") or 1)
+    claim = Claim(
+        message,
+        occurrence,
+        delivery_id,
+        attempts,
+        rt.worker_id,
+        expires_at,
+        results[0].update_time,
+        results[1].update_time,
+    )
+    claimed_at = entry.get("claimed_at")
+    return claim, claimed_at if isinstance(claimed_at, datetime) else occurrence
+
+
+def take_over_lease(
+    rt: Runtime, snap: Snapshot, ledger: Snapshot
+) -> tuple[datetime, list[Any]] | None:
+    """Take an expired lease over: the document's `lease` and its ledger entry now name this
+    worker, in one batch conditioned on both as read. That fences the old worker, whose late
+    finalize fails its preconditions. None when someone else wrote either first. Returns the
+    new lease end and the write results (their update times are the new fence)."""
     now = rt.clock.now()
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     batch = rt.db.batch()
@@ -196,7 +222,7 @@ def _take_over(
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     batch.update(
-        ledger_ref,
+        ledger.reference,
         {"worker": rt.worker_id, "lease_expires_at": expires_at, "reconciled_at": now},
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
@@ -204,16 +230,4 @@ def _take_over(
         results = batch.commit()  # pragma: SYNCPOINT lease
     except FailedPrecondition:
         return None
-    attempts = int(entry.get("attempts") or 1)
-    claim = Claim(
-        message,
-        occurrence,
-        delivery_id,
-        attempts,
-        rt.worker_id,
-        expires_at,
-        results[0].update_time,
-        results[1].update_time,
-    )
-    claimed_at = entry.get("claimed_at")
-    return claim, claimed_at if isinstance(claimed_at, datetime) else occurrence
+    return expires_at, list(results)

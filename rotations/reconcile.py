@@ -10,11 +10,8 @@ asked again when the reconciler's own lease runs out.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
-
-from google.api_core.exceptions import FailedPrecondition
-from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
@@ -24,7 +21,7 @@ from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
 from processor.outcome import Result
-from processor.reconcile import CLOCK_SKEW, settle_each, verdict
+from processor.reconcile import CLOCK_SKEW, settle_each, take_over_lease, verdict
 from rotations.claim import DayClaim
 from rotations.deliver import report_day
 from rotations.finalize import finalize_day, hold_day_unconfirmed
@@ -90,8 +87,8 @@ def _take_over(
     lease: dict[str, Any],
     rollback: Any,
 ) -> tuple[DayClaim, datetime] | None:
-    """Take the expired lease in one batch over rotation and ledger: that fences the old
-    worker, whose late finalize now fails its preconditions."""
+    """Take the expired lease over (processor.reconcile.take_over_lease): that fences the
+    old worker, whose late finalize now fails its preconditions."""
     ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day))
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
@@ -106,28 +103,10 @@ def _take_over(
             ledger_status=entry.get("status"),
         )
         return None
-    now = rt.clock.now()
-    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
-    batch = rt.db.batch()
-    batch.update(
-        snap.reference,
-        {
-            "lease.owner": rt.worker_id,
-            "lease.expires_at": expires_at,
-            "updated_at": now,
-            "version": firestore.Increment(1),
-        },
-        option=rt.db.write_option(last_update_time=snap.update_time),
-    )
-    batch.update(
-        ledger_ref,
-        {"worker": rt.worker_id, "lease_expires_at": expires_at, "reconciled_at": now},
-        option=rt.db.write_option(last_update_time=ledger.update_time),
-    )
-    try:
-        results = batch.commit()  # pragma: SYNCPOINT lease
-    except FailedPrecondition:
+    taken = take_over_lease(rt, snap, ledger)
+    if taken is None:
         return None
+    _, results = taken
     claim = DayClaim(
         rotation,
         day,
