@@ -5,6 +5,7 @@ failure, reconciliation of ambiguous posts, and dry runs that write nothing."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -162,6 +163,20 @@ def test_a_definitive_failure_rolls_the_claim_back_and_records_why(rt, db, slack
     assert run_pass(rt)["sent"] == 1
     assert mentioned(slack) == [CAROL]
     assert (day_entry(db, MONDAY)["status"], day_entry(db, MONDAY)["attempts"]) == ("sent", 2)
+
+
+def test_a_failed_rotation_day_is_alerted_once_in_the_alert_channel(settings, db, slack, clock):
+    rt = make_runtime(replace(settings, alert_channel="C0ALERTS1"), db, clock, "worker-a")
+    seed_rotation(db)
+    slack.inject(Fault(kind="error", code="is_archived", channel="C0123ABCD"))
+
+    run_pass(rt)
+    run_pass(rt)
+
+    [alert] = slack.posts()
+    assert alert.channel == "C0ALERTS1"
+    assert "Rotation `standup`" in (alert.text or "") and "is_archived" in (alert.text or "")
+    assert alert.delivery_id == f"alert:r:standup:{MONDAY}"
 
 
 def test_a_rate_limited_post_is_rolled_back_and_retried_after_retry_after(rt, db, slack):
