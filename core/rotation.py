@@ -152,6 +152,18 @@ class Rotation:
             day += timedelta(days=1)
         return None
 
+    def missed_days(self, today: date) -> list[date]:
+        """The turn days after `last_processed_date` and before `today` (at most a year
+        back): turns nobody took because nothing ran. None when no turn was ever taken."""
+        if self.last_processed_date is None:
+            return []
+        day = max(self.last_processed_date, today - timedelta(days=_SEARCH_DAYS))
+        missed = []
+        while (day := day + timedelta(days=1)) < today:
+            if self.is_turn_day(day):
+                missed.append(day)
+        return missed
+
     def turn_days(self, now: datetime, count: int) -> list[date]:
         """The next `count` turn days not yet claimed, from today on."""
         days: list[date] = []

@@ -25,6 +25,7 @@ from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.escalate import escalate
 from processor.outcome import Result
+from rotations.missed_days import MissedDays, create_missed, log_missed_days, missed_day_records
 
 KIND = "rotation"
 
@@ -60,12 +61,13 @@ def claim_day(rt: Runtime, snap: Snapshot) -> DayClaim | Result:
     today = rotation.today(now)
     turn = turn_for(rotation, today)
     ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(snap.id, today))
+    missed = missed_day_records(rt, rotation, today, now)
     if turn.member is None:
-        return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, now)
+        return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, missed, now)
     try:
-        return _claim(rt, snap, rotation, turn, ledger_ref, data, now)
+        return _claim(rt, snap, rotation, turn, ledger_ref, data, missed, now)
     except AlreadyExists:
-        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, now)
+        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, missed, now)
 
 
 def _claim(
@@ -75,6 +77,7 @@ def _claim(
     turn: Turn,
     ledger_ref: firestore.DocumentReference,
     data: dict[str, Any],
+    missed: MissedDays,
     now: datetime,
 ) -> DayClaim | Result:
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
@@ -106,10 +109,12 @@ def _claim(
             "error": None,
         },
     )
+    create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT claim
     except FailedPrecondition:
         return Result.DUPLICATE  # another processor (or an edit) changed it since our read
+    log_missed_days(rotation, missed)
     return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results)
 
 
@@ -120,12 +125,15 @@ def _claim_existing(
     turn: Turn,
     ledger_ref: firestore.DocumentReference,
     data: dict[str, Any],
+    missed: MissedDays,
     now: datetime,
 ) -> DayClaim | Result:
     """Today has a ledger entry already. A rolled-back day (failed, or released for a retry)
     is claimed again through it; any other entry is the truth about today: nothing is sent,
     and the rotation is brought in line with it."""
     ledger = ledger_ref.get()
+    if not ledger.exists:
+        return Result.DUPLICATE  # a missed day's entry appeared meanwhile: another claim's
     entry = ledger.to_dict() or {}
     if entry.get("status") not in LedgerStatus.RECLAIMABLE:
         return _repair_from_ledger(rt, snap, rotation, turn.day, entry, now)
@@ -150,10 +158,12 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
+    create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    log_missed_days(rotation, missed)
     due_at = rotation.due_at(turn.day)
     return _day_claim(rt, rotation, turn, ledger_ref.id, attempts, due_at, rollback, results)
 
@@ -238,6 +248,7 @@ def _everyone_skipped(
     rotation: Rotation,
     turn: Turn,
     ledger_ref: firestore.DocumentReference,
+    missed: MissedDays,
     now: datetime,
 ) -> Result:
     """Every member is out today: the day is recorded `skipped` and nobody loses a turn."""
@@ -269,14 +280,19 @@ def _everyone_skipped(
             "error": None,
         },
     )
+    create_missed(batch, missed)
     try:
         try:
             batch.commit()  # pragma: SYNCPOINT skip
         except AlreadyExists:
             # An earlier attempt today was rolled back; its entry keeps its own story.
-            snap.reference.update(update, option=option)
-    except FailedPrecondition:
+            batch = rt.db.batch()
+            batch.update(snap.reference, update, option=option)
+            create_missed(batch, missed)
+            batch.commit()
+    except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    log_missed_days(rotation, missed)
     logs.warning(
         "rotation day skipped: every member is out",
         rotation_id=rotation.id,

@@ -282,8 +282,15 @@ def test_a_rotation_down_for_days_posts_only_todays_turn(rt, db, slack):
 
     run_pass(rt)
 
-    assert mentioned(slack) == [BOB]
-    assert [k.split(":")[-1] for k in ledger(db)] == [MONDAY]
+    assert mentioned(slack) == [BOB]  # only today's turn, and the order did not move
+    entries = {k.split(":")[-1]: v for k, v in ledger(db).items()}
+    assert entries.pop(MONDAY)["status"] == "sent"
+    # The turn days nothing ran on are on record, never posted (New Year's Day included:
+    # this rotation has no holiday calendar).
+    assert sorted(entries) == ["2026-12-30", "2026-12-31", "2027-01-01"]
+    assert {(e["status"], e["reason"], e["member"]) for e in entries.values()} == {
+        ("skipped", "missed", None)
+    }
 
 
 def test_before_send_time_nothing_is_posted_and_the_turn_waits_for_its_time(rt, db, slack):

@@ -674,3 +674,11 @@ def test_every_placeholder_becomes_a_mention() -> None:
 @pytest.mark.parametrize("text", ["Standup in 5 minutes", "{Member} {members} { member }", "{}"])
 def test_text_without_the_placeholder_is_unchanged(text: str) -> None:
     assert fill_template(text, ANA) == text
+
+
+def test_missed_days_are_the_turn_days_between_the_last_turn_and_today() -> None:
+    r = rotation(last_processed_date="2027-03-03")  # Wednesday's turn taken; down until Tuesday
+
+    assert r.missed_days(d("2027-03-09")) == [d("2027-03-04"), d("2027-03-05"), d("2027-03-08")]
+    assert r.missed_days(d("2027-03-04")) == []  # the day after the last turn: nothing missed
+    assert rotation().missed_days(d("2027-03-09")) == []  # no turn ever taken: nothing to miss
