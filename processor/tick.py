@@ -19,7 +19,7 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
-from core.models import Message
+from core.models import CHANNEL_ID, Message
 from core.runtime import Runtime
 from core.store import Snapshot, due_messages
 from formatting.slack_text import to_slack
@@ -81,7 +81,9 @@ def _ours(
     """The documents of a page this worker takes: those whose channel no other worker is
     posting to right now (that worker takes them), each channel paced from its slot."""
     now = rt.clock.now()
-    channels = {c for snap in due if (c := _channel(snap)) is not None}
+    # Only Slack-shaped ids have a slot (and can be a document id); a document with any other
+    # channel is rejected by its claim, with its code, like every bad document.
+    channels = {c for snap in due if (c := _channel(snap)) is not None and CHANNEL_ID.match(c)}
     slots.read(channels)
     held = {c for c in channels if slots.held_elsewhere(c, now)}
     for channel in channels - held:

@@ -193,6 +193,8 @@ def test_ambiguous_outcome_keeps_the_claim_and_never_resends(rt, db, slack, faul
         ({"timezone": "Mars/Olympus"}, "invalid_timezone"),
         ({"channel": None}, "missing_channel"),
         ({"channel": "general"}, "invalid_channel"),
+        ({"channel": "C0/../x"}, "invalid_channel"),
+        ({"channel": ""}, "missing_channel"),
         ({"text": ""}, "empty_text"),
         ({"text": "x" * 40_001}, "text_too_long"),
         ({"rrule": "FREQ=SOMETIMES", "dtstart": "2027-01-04T09:00"}, "invalid_rrule"),
