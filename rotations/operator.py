@@ -3,8 +3,9 @@ messages (`python -m processor.operator`):
 
 - `mark-delivered`: a person saw the turn in the channel; the day stays claimed, recorded as
   sent with that `ts`, never posted again.
-- `release`: a person knows it did not go out; the claim is rolled back (the member keeps
-  their turn) and the next pass posts it again if it is still that day in the team's
+- `release`: a person knows it did not go out; the day is opened again and the cursor put
+  back on the member whose turn it was (the member order stays as it is now, edits made
+  since included), so the next pass posts it again if it is still that day in the team's
   timezone; otherwise that member takes the next turn.
 
 A day that failed definitively was rolled back already: there is nothing to settle (an edit
@@ -55,12 +56,17 @@ def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
     now = rt.clock.now()
 
     def updates(entry: dict[str, Any], rotation: dict[str, Any]) -> tuple[dict[str, Any], ...]:
-        rollback = rotation.get("rollback")
-        if not isinstance(rollback, dict):
-            raise DayActionRefused(f"rotation day {delivery_id!r} has no rollback values")
+        # The member order as it is now, edits included (an edit may have come after the
+        # day was held): only the cursor moves back, onto the member whose turn it was.
+        stored_rollback, stored_members = rotation.get("rollback"), rotation.get("members")
+        rollback: dict[str, Any] = stored_rollback if isinstance(stored_rollback, dict) else {}
+        members: list[Any] = stored_members if isinstance(stored_members, list) else []
+        member = entry.get("member")
+        cursor = members.index(member) if member in members else rotation.get("cursor", 0)
         return (
             {
-                **rollback,
+                "last_processed_date": rollback.get("last_processed_date"),
+                "cursor": cursor,
                 "lease": firestore.DELETE_FIELD,
                 "rollback": firestore.DELETE_FIELD,
                 "next_run_at": now,

@@ -15,6 +15,7 @@ from rotations.operator import DayActionRefused
 from tests.test_rotation_processor import (
     ALICE,
     BOB,
+    CAROL,
     MONDAY,
     day_entry,
     mentioned,
@@ -90,3 +91,24 @@ def test_failed_days_live_leases_and_missing_reasons_are_refused(rt, db, slack, 
     run_pass(rt)
     assert main(["release", f"r:broken:{MONDAY}", "--reason", "x"]) == 2
     assert "rolled back" in capsys.readouterr().err
+
+
+def test_release_after_an_edit_keeps_the_edit_and_gives_the_turn_back(rt, db, slack):
+    seed_rotation(db)
+    slack.inject(Fault(kind="server_error", status=503, times=1))
+    slack.inject(Fault(kind="error", code="missing_scope", method="conversations.history"))
+    run_pass(rt)
+    past_lease(rt)
+    run_pass(rt)  # unconfirmed, the day still claimed: Alice's turn, Bob next
+    newcomer = "U04DDDDDD"
+    db.collection(ROTATIONS).document("standup").update(
+        {"members": [newcomer, ALICE, BOB, CAROL], "cursor": 2}  # an edit kept Bob next
+    )
+
+    release(rt, DAY, "never arrived", "ana")
+    run_pass(rt)
+
+    assert mentioned(slack) == [ALICE]
+    doc = rotation(db)
+    assert doc["members"] == [newcomer, ALICE, BOB, CAROL]  # the edit stands
+    assert doc["members"][doc["cursor"]] == BOB  # and Bob is next again
