@@ -10,9 +10,10 @@ instead of one each, with the same conditions on every document.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
@@ -25,6 +26,8 @@ from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
 from processor.claim import Claim
 from processor.outcome import Result
+
+C = TypeVar("C")
 
 
 def finalize(rt: Runtime, claim: Claim, post: PostResult) -> Result:
@@ -76,15 +79,12 @@ def _apply(
 ) -> Result:
     now = rt.clock.now()
     message_update |= {"updated_at": now, "version": firestore.Increment(1)}
-    for _ in range(2):
-        try:
-            _commit(rt, [(claim, message_update, ledger_update)])
-            return result
-        except FailedPrecondition:
-            fresh = _still_ours(rt, claim)
-            if fresh is None:
-                break
-            claim = fresh  # only an unrelated field changed; the lease is still ours
+    if commit_while_leased(
+        claim,
+        lambda c: _commit(rt, [(c, message_update, ledger_update)]),
+        lambda c: _still_ours(rt, c),
+    ):
+        return result
     logs.error(
         "late result dropped: the lease was taken over before the outcome was recorded",
         message_id=claim.message.id,
@@ -97,6 +97,26 @@ def _apply(
         worker=claim.owner,
     )
     return Result.FENCED
+
+
+def commit_while_leased(
+    claim: C, commit: Callable[[C], None], still_ours: Callable[[C], C | None]
+) -> bool:
+    """Commit an outcome under the lease fence (`commit` conditions every write on the
+    claim's update times). When a precondition fails only because an unrelated field
+    changed (`still_ours` answers the claim with fresh update times), once more; False when
+    the lease was taken over: the caller logs its late result as fenced. Shared by messages
+    and rotation days."""
+    for _ in range(2):
+        try:
+            commit(claim)
+            return True
+        except FailedPrecondition:
+            fresh = still_ours(claim)
+            if fresh is None:
+                return False
+            claim = fresh
+    return False
 
 
 Record = tuple[Claim, dict[str, Any], dict[str, Any]]  # a claim, its message and ledger update

@@ -1,14 +1,16 @@
-"""Ledger entries as first written: one shape for every entry, whatever its first status, and
-the question of which of some entries exist already."""
+"""Ledger entries as first written: one shape for every entry of a kind (message occurrence,
+rotation day), whatever its first status, and the question of which of some entries exist
+already."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from google.cloud import firestore
 
 from core.models import Message
+from core.rotation import Rotation
 from core.runtime import Runtime
 
 
@@ -25,6 +27,24 @@ def new_ledger_entry(
         "worker": worker_id,
         "attempts": 0,
         "claimed_at": None,
+        "slack_ts": None,
+        "sent_at": None,
+        "error": None,
+        **fields,
+    }
+
+
+def new_day_entry(rotation: Rotation, day: date, worker_id: str, **fields: Any) -> dict[str, Any]:
+    """A rotation day's ledger document as first written (claimed, or skipped)."""
+    return {
+        "kind": "rotation",
+        "rotation_id": rotation.id,
+        "occurrence_date": day.isoformat(),
+        "occurrence_at": rotation.due_at(day),
+        "channel": rotation.channel,
+        "member": None,
+        "worker": worker_id,
+        "attempts": 0,
         "slack_ts": None,
         "sent_at": None,
         "error": None,

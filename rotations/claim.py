@@ -24,10 +24,9 @@ from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.escalate import escalate
+from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
 from rotations.missed_days import MissedDays, create_missed, log_missed_days, missed_day_records
-
-KIND = "rotation"
 
 
 @dataclass(frozen=True)
@@ -91,23 +90,17 @@ def _claim(
     )
     batch.create(
         ledger_ref,
-        {
-            "kind": KIND,
-            "rotation_id": rotation.id,
-            "occurrence_date": turn.day.isoformat(),
-            "occurrence_at": due_at,
-            "channel": rotation.channel,
-            "member": turn.member,
-            "status": LedgerStatus.CLAIMED,
-            "worker": rt.worker_id,
-            "attempts": 1,
-            "claimed_at": now,
-            "lease_expires_at": expires_at,
-            "late_seconds": max(0.0, (now - due_at).total_seconds()),
-            "slack_ts": None,
-            "sent_at": None,
-            "error": None,
-        },
+        new_day_entry(
+            rotation,
+            turn.day,
+            rt.worker_id,
+            member=turn.member,
+            status=LedgerStatus.CLAIMED,
+            attempts=1,
+            claimed_at=now,
+            lease_expires_at=expires_at,
+            late_seconds=max(0.0, (now - due_at).total_seconds()),
+        ),
     )
     create_missed(batch, missed)
     try:
@@ -263,22 +256,14 @@ def _everyone_skipped(
     batch.update(snap.reference, update, option=option)
     batch.create(
         ledger_ref,
-        {
-            "kind": KIND,
-            "rotation_id": rotation.id,
-            "occurrence_date": turn.day.isoformat(),
-            "occurrence_at": rotation.due_at(turn.day),
-            "channel": rotation.channel,
-            "member": None,
-            "status": LedgerStatus.SKIPPED,
-            "reason": "everyone_skipped",
-            "worker": rt.worker_id,
-            "attempts": 0,
-            "skipped_at": now,
-            "slack_ts": None,
-            "sent_at": None,
-            "error": None,
-        },
+        new_day_entry(
+            rotation,
+            turn.day,
+            rt.worker_id,
+            status=LedgerStatus.SKIPPED,
+            reason="everyone_skipped",
+            skipped_at=now,
+        ),
     )
     create_missed(batch, missed)
     try:

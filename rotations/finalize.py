@@ -19,7 +19,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
@@ -27,6 +26,7 @@ from core.models import LedgerStatus
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import DELIVERIES, ROTATIONS
+from processor.finalize import commit_while_leased
 from processor.outcome import Result
 from rotations.claim import DayClaim
 
@@ -92,15 +92,12 @@ def _apply(
 ) -> Result:
     now = rt.clock.now()
     rotation_update |= {"updated_at": now, "version": firestore.Increment(1)}
-    for _ in range(2):
-        try:
-            _commit(rt, claim, rotation_update, ledger_update)
-            return result
-        except FailedPrecondition:
-            fresh = _still_ours(rt, claim)
-            if fresh is None:
-                break
-            claim = fresh  # only an unrelated field changed; the lease is still ours
+    if commit_while_leased(
+        claim,
+        lambda c: _commit(rt, c, rotation_update, ledger_update),
+        lambda c: _still_ours(rt, c),
+    ):
+        return result
     logs.error(
         "late result dropped: the lease was taken over before the outcome was recorded",
         rotation_id=claim.rotation.id,

@@ -16,6 +16,7 @@ from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES
+from processor.ledger_entries import new_day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
@@ -40,22 +41,14 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
     existing = {snap.id for snap in rt.db.get_all(refs) if snap.exists} if refs else set()
     kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in existing]
     fields = [
-        {
-            "kind": "rotation",
-            "rotation_id": rotation.id,
-            "occurrence_date": day.isoformat(),
-            "occurrence_at": rotation.due_at(day),
-            "channel": rotation.channel,
-            "member": None,
-            "status": LedgerStatus.SKIPPED,
-            "reason": "missed",
-            "worker": rt.worker_id,
-            "attempts": 0,
-            "skipped_at": now,
-            "slack_ts": None,
-            "sent_at": None,
-            "error": None,
-        }
+        new_day_entry(
+            rotation,
+            day,
+            rt.worker_id,
+            status=LedgerStatus.SKIPPED,
+            reason="missed",
+            skipped_at=now,
+        )
         for _, day in kept
     ]
     return MissedDays([ref for ref, _ in kept], fields, len(days))
