@@ -26,12 +26,19 @@ from composer.serialize import as_json
 from composer.validation import (
     MESSAGE_FIELDS,
     MessagePlan,
-    Problems,
     check_message,
     schedule_key,
     validated,
 )
-from composer.versions import Along, Decision, check_if_match, decide_and_write, read, version_of
+from composer.versions import (
+    Along,
+    Decision,
+    check_if_match,
+    decide_and_write,
+    merge_edit,
+    read,
+    version_of,
+)
 from core import logs
 from core.errors import Conflict
 from core.models import LedgerStatus, Status, message_delivery_id
@@ -144,20 +151,7 @@ def _refuse(data: dict[str, Any], refused: dict[str, str], verb: str) -> None:
 
 def _edited(data: dict[str, Any], edit: MessageEdit, now: datetime) -> dict[str, Any]:
     """The update an edit makes to the stored `data` (422 if the result is invalid)."""
-    given = {name: getattr(edit, name) for name in edit.model_fields_set}
-    problems = Problems()
-    for name in _REQUIRED:
-        if name in given and given[name] is None:
-            problems.add(name, "is required and cannot be removed")
-    problems.raise_if_any()
-    merged = {name: data[name] for name in MESSAGE_FIELDS if name in data}
-    for name, value in given.items():
-        if value is None:
-            merged.pop(name, None)
-        elif hasattr(value, "model_dump"):
-            merged[name] = value.model_dump(exclude_none=True)
-        else:
-            merged[name] = value
+    _, merged = merge_edit(data, edit, MESSAGE_FIELDS, _REQUIRED)
     draft = validated(MessageDraft, merged)
     # Only a changed schedule is recomputed from now; a text edit keeps the occurrence.
     rescheduled = schedule_key(merged) != schedule_key(data) or not isinstance(

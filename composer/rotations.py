@@ -20,8 +20,15 @@ from composer import idempotency
 from composer.models import RotationDraft, RotationEdit
 from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
 from composer.serialize import as_json
-from composer.validation import Problems, validated
-from composer.versions import Decision, check_if_match, decide_and_write, read, version_of
+from composer.validation import validated
+from composer.versions import (
+    Decision,
+    check_if_match,
+    decide_and_write,
+    merge_edit,
+    read,
+    version_of,
+)
 from core import logs
 from core.errors import Conflict
 from core.models import LedgerStatus, rotation_delivery_id
@@ -94,20 +101,7 @@ def _edited(
 ) -> dict[str, Any]:
     """The update an edit makes to the stored `data` (422 if the result is invalid)."""
     now = rt.clock.now()
-    given = {name: getattr(edit, name) for name in edit.model_fields_set}
-    problems = Problems()
-    for name in _REQUIRED:
-        if name in given and given[name] is None:
-            problems.add(name, "is required and cannot be removed")
-    problems.raise_if_any()
-    merged = {name: data[name] for name in ROTATION_FIELDS if name in data}
-    for name, value in given.items():
-        if value is None:
-            merged.pop(name, None)
-        elif hasattr(value, "model_dump"):
-            merged[name] = value.model_dump(exclude_none=True)
-        else:
-            merged[name] = value
+    given, merged = merge_edit(data, edit, ROTATION_FIELDS, _REQUIRED)
     old_members = data.get("members")
     if isinstance(old_members, list):
         new_members = given.get("members") or old_members

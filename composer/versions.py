@@ -17,7 +17,9 @@ from typing import Any, TypeVar
 
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
+from pydantic import BaseModel
 
+from composer.validation import Problems
 from core.errors import BadRequest, Conflict, NotFound, PreconditionFailed
 from core.store import Snapshot
 
@@ -114,3 +116,26 @@ def decide_and_write(
             continue  # written since our read (a claim, a send, another edit): decide again
         return applied(data, decision.update)
     raise Conflict(f"the {what} kept changing while this request was deciding; try again")
+
+
+def merge_edit(
+    data: dict[str, Any], edit: BaseModel, fields: tuple[str, ...], required: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What an edit body says (`given`: the fields it names, `null` meaning remove) and the
+    record it describes (`merged`: the stored caller-owned `fields` with the edit applied).
+    Removing one of the `required` fields is a 422."""
+    given = {name: getattr(edit, name) for name in edit.model_fields_set}
+    problems = Problems()
+    for name in required:
+        if name in given and given[name] is None:
+            problems.add(name, "is required and cannot be removed")
+    problems.raise_if_any()
+    merged = {name: data[name] for name in fields if name in data}
+    for name, value in given.items():
+        if value is None:
+            merged.pop(name, None)
+        elif hasattr(value, "model_dump"):
+            merged[name] = value.model_dump(exclude_none=True)
+        else:
+            merged[name] = value
+    return given, merged
