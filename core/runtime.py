@@ -11,6 +11,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from google.cloud import firestore
 
@@ -41,6 +42,35 @@ class RecentPosts:
             return {c: t + interval for c, t in self._started.items()}
 
 
+class KnownDocuments:
+    """What this process last read or wrote of documents it writes conditionally, by id,
+    each kept until a given time: a warm worker's next conditioned write of one of them needs
+    no read first (processor.channel_slots keeps the channels' pacing slots here)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[datetime, Any]] = {}
+        self._next_prune: datetime | None = None
+
+    def get(self, key: str, now: datetime) -> Any | None:
+        with self._lock:
+            entry = self._entries.get(key)
+        return entry[1] if entry is not None and entry[0] > now else None
+
+    def put(self, key: str, value: Any, until: datetime, now: datetime) -> None:
+        with self._lock:
+            self._entries[key] = (until, value)
+            if self._next_prune is None or now >= self._next_prune:
+                # Expired entries go once a minute, so the memory stays as small as what
+                # is still useful.
+                self._entries = {k: e for k, e in self._entries.items() if e[0] > now}
+                self._next_prune = now + timedelta(minutes=1)
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+
 @dataclass(frozen=True)
 class Runtime:
     settings: Settings
@@ -50,6 +80,7 @@ class Runtime:
     worker_id: str
     # Shared by with_clock() copies: the same process, the same channels.
     recent_posts: RecentPosts = field(default_factory=RecentPosts, compare=False)
+    known_slots: KnownDocuments = field(default_factory=KnownDocuments, compare=False)
 
     def with_clock(self, clock: Clock) -> Runtime:
         return replace(self, clock=clock)

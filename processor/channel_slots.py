@@ -1,25 +1,34 @@
-"""Pacing across workers: `channel_pacing/{channel}` says when a channel may next be posted
-to (`next_post_at`) and which worker posted to it last (`worker`).
+"""Pacing across workers: `channel_pacing/{channel}:{minute}` says when a channel may next be
+posted to (`next_post_at`) and which worker posted to it last (`worker`), one document per
+channel per UTC minute in which it was posted to (`2026-11-30T09:00`).
 
-Every claim that will post writes its channel's slot in the claim's own batch, conditioned
-on the slot as this worker last saw it (or on its absence): no extra commit, and two workers
-can never both claim a post to one channel at one moment; the loser's claim fails whole and
-its message stays due. A pass reads the slots of a page's channels in one batched get and
-leaves a channel that another worker is posting to right now (its slot is in the future or
-just passed) to that worker, so workers divide the channels between them instead of racing
-for them, and each channel keeps at most one post per second whoever posts it.
+Every claim that will post writes its channel's slot in the claim's own batch: no extra
+commit. The write is conditioned on the slot as this process last saw it, or, when this
+process knows nothing of the slot, it is a create(): there was no post to the channel in
+this minute, or the claim fails. Either way, two workers can never both claim a post to one
+channel at one moment; the loser's claim fails whole and its message stays due. A claim
+whose next slot (plus HOLD) reaches into the next minute writes that minute's slot too, so
+a post at 09:00:59.5 is seen by a claim at 09:01:00.2.
+
+One slot per minute is what makes the usual pass read no slots at all: a channel's first
+post in a minute needs no read, and the slots this process wrote are remembered across
+passes (Runtime.known_slots). Only once a pass has lost a claim (another worker is at work)
+does it read the slots of each page's channels, in one batched get, and leave a channel
+that another worker is posting to right now to that worker, so workers divide the channels
+between them instead of racing for them. The slots expire (`expires_at`, a TTL policy in
+firestore.indexes.json) a day after they were written.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.cloud import firestore
 
+from core import logs
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
 from processor.pacing import POST_INTERVAL
@@ -27,50 +36,73 @@ from processor.pacing import POST_INTERVAL
 # A channel whose slot is this close is still its last worker's: that worker claims its next
 # message in the channel as soon as the slot comes, and racing it would only lose.
 HOLD = timedelta(seconds=2)
+# How long a slot document is kept before the TTL policy deletes it.
+KEEP = timedelta(days=1)
+
+
+def slot_id(channel: str, at: datetime) -> str:
+    """The channel's slot document for the UTC minute of `at`."""
+    return f"{channel}:{at.astimezone(UTC):%Y-%m-%dT%H:%M}"
 
 
 @dataclass(frozen=True)
 class Slot:
-    """A channel's slot as this worker last saw it: what a claim's precondition is."""
+    """One minute's slot of a channel as this process last saw it: what a claim's write of
+    it is conditioned on."""
 
     ref: firestore.DocumentReference
-    version: Any | None  # the update time read or written; None: no document yet
+    version: Any | None  # the update time read or written; None: no document as far as we know
     next_post_at: datetime | None = None
     worker: str | None = None
 
-    def claim_fields(self, worker: str, now: datetime) -> dict[str, Any]:
-        return {"next_post_at": now + POST_INTERVAL, "worker": worker, "updated_at": now}
+    def write(
+        self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
+    ) -> None:
+        fields = {
+            "next_post_at": now + POST_INTERVAL,
+            "worker": worker,
+            "updated_at": now,
+            "expires_at": now + KEEP,
+        }
+        if self.version is None:
+            batch.create(self.ref, fields)
+        else:
+            batch.update(self.ref, fields, option=db.write_option(last_update_time=self.version))
 
 
 class ChannelSlots:
-    """The slots of the channels one pass posts to (threads of the pass share it)."""
+    """The channels' slots as one pass sees them (threads of the pass share it), on top of
+    what the process remembers."""
 
     def __init__(self, rt: Runtime) -> None:
         self._rt = rt
-        self._lock = threading.Lock()
-        self._slots: dict[str, Slot] = {}
+        self._known = rt.known_slots
+        # A claim of this pass was lost: another worker is at work, so pages read the slots.
+        self.contended = False
 
-    def read(self, channels: Iterable[str]) -> None:
-        """One batched read of the channels' slots (what other workers did meanwhile)."""
-        refs = [self._rt.db.collection(CHANNEL_PACING).document(c) for c in set(channels)]
+    def read(self, channels: Iterable[str], now: datetime) -> None:
+        """One batched read of the channels' slots for this minute."""
+        self._read([self._ref(slot_id(c, now)) for c in set(channels)], now)
+
+    def _read(self, refs: list[firestore.DocumentReference], now: datetime) -> None:
         if not refs:
             return
-        fresh: dict[str, Slot] = {}
         for snap in self._rt.db.get_all(refs):
             data = snap.to_dict() or {}
             next_post_at = data.get("next_post_at")
             worker = data.get("worker")
-            fresh[snap.id] = Slot(
-                snap.reference,
-                snap.update_time if snap.exists else None,
-                next_post_at if isinstance(next_post_at, datetime) else None,
-                worker if isinstance(worker, str) else None,
+            self._remember(
+                Slot(
+                    snap.reference,
+                    snap.update_time if snap.exists else None,
+                    next_post_at if isinstance(next_post_at, datetime) else None,
+                    worker if isinstance(worker, str) else None,
+                ),
+                now,
             )
-        with self._lock:
-            self._slots.update(fresh)
 
     def held_elsewhere(self, channel: str, now: datetime) -> bool:
-        slot = self.get(channel)
+        slot = self._slot(channel, now)
         return (
             slot is not None
             and slot.worker not in (None, self._rt.worker_id)
@@ -78,15 +110,47 @@ class ChannelSlots:
             and now < slot.next_post_at + HOLD
         )
 
-    def get(self, channel: str) -> Slot | None:
-        with self._lock:
-            return self._slots.get(channel)
+    def next_post_at(self, channel: str, now: datetime) -> datetime | None:
+        slot = self._slot(channel, now)
+        return slot.next_post_at if slot is not None else None
 
-    def claimed(self, channel: str, version: Any, now: datetime) -> None:
-        """Our claim wrote the slot: the next claim in the channel is conditioned on that."""
-        with self._lock:
-            slot = self._slots.get(channel)
-            if slot is not None:
-                self._slots[channel] = Slot(
-                    slot.ref, version, now + POST_INTERVAL, self._rt.worker_id
-                )
+    def for_claim(self, channel: str, now: datetime) -> tuple[Slot, ...]:
+        """The slots a claim at `now` takes: this minute's, and the next minute's too when
+        the claim's slot and hold reach into it."""
+        ids = dict.fromkeys([slot_id(channel, now), slot_id(channel, now + POST_INTERVAL + HOLD)])
+        return tuple(self._known.get(i, now) or Slot(self._ref(i), None) for i in ids)
+
+    def claimed(self, slots: tuple[Slot, ...], versions: tuple[Any, ...], now: datetime) -> None:
+        """Our claim wrote these slots: the next claim in the channel is conditioned on that."""
+        for slot, version in zip(slots, versions, strict=True):
+            self._remember(Slot(slot.ref, version, now + POST_INTERVAL, self._rt.worker_id), now)
+
+    def lost(self, slots: tuple[Slot, ...], now: datetime) -> None:
+        """A claim that took these slots failed: another worker may be posting to the
+        channel, so they are read again (without that, every claim of ours in the channel
+        would fail the same way until the minute is over)."""
+        self.contended = True
+        try:
+            self._read([slot.ref for slot in slots], now)
+        except Exception as exc:
+            # Not knowing them, the next claim creates them: it fails if they exist, and
+            # then they are read again. Nothing is claimed on a guess.
+            for slot in slots:
+                self._known.forget(slot.ref.id)
+            logs.warning(
+                "reading a channel's pacing slot failed",
+                slots=[slot.ref.id for slot in slots],
+                error_code=type(exc).__name__,
+                error_message=str(exc),
+            )
+
+    def _slot(self, channel: str, now: datetime) -> Slot | None:
+        slot: Slot | None = self._known.get(slot_id(channel, now), now)
+        return slot
+
+    def _remember(self, slot: Slot, now: datetime) -> None:
+        # Useful until its minute and hold are over; then the next minute's slot counts.
+        self._known.put(slot.ref.id, slot, now + timedelta(minutes=1) + HOLD, now)
+
+    def _ref(self, doc_id: str) -> firestore.DocumentReference:
+        return self._rt.db.collection(CHANNEL_PACING).document(doc_id)

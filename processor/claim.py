@@ -61,8 +61,8 @@ class Claim:
     # The update times our claim wrote: finalize is conditioned on them (the lease fence).
     message_version: Any
     ledger_version: Any
-    # The channel slot's update time our claim wrote (None: the claim took no slot).
-    slot_version: Any = None
+    # The update times of the channel slots our claim wrote (none: the claim took no slot).
+    slot_versions: tuple[Any, ...] = ()
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
@@ -88,7 +88,7 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
 
-def claim_message(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Claim | Result:
+def claim_message(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Claim | Result:
     """Claim the occurrence `snap` (a waiting, due message as just read) is due for; with
     `slot`, take the channel's pacing slot in the same batch (see processor.channel_slots)."""
     data = snap.to_dict() or {}
@@ -113,7 +113,7 @@ def claim_message(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Clai
         if plan.send is None:
             return skip_missed(rt, snap, message, plan, missed, now)
         occurrence = plan.send
-    return _claim(rt, snap, message, occurrence, missed, now, slot)
+    return _claim(rt, snap, message, occurrence, missed, now, slots)
 
 
 def _claim(
@@ -123,7 +123,7 @@ def _claim(
     occurrence: datetime,
     missed: list[Record],
     now: datetime,
-    slot: Slot | None,
+    slots: tuple[Slot, ...],
 ) -> Claim | Result:
     delivery_id = message_delivery_id(snap.id, occurrence)
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
@@ -148,7 +148,8 @@ def _claim(
             ledger_ref,
             new_ledger_entry(message, occurrence, rt.worker_id, attempts=1, **ledger_fields),
         )
-        _take_slot(rt, batch, slot, now)
+        for slot in slots:
+            slot.write(rt.db, batch, rt.worker_id, now)
         create_all(batch, missed)
         try:
             results = batch.commit()  # pragma: SYNCPOINT claim
@@ -162,10 +163,10 @@ def _claim(
             if ledger_ref.id in existing:
                 missed = [r for r in missed if r.ref.id not in existing]
                 return _claim_existing(
-                    rt, snap, message, occurrence, ledger_ref, expires_at, now, missed, slot
+                    rt, snap, message, occurrence, ledger_ref, expires_at, now, missed, slots
                 )
             if not existing.intersection(r.ref.id for r in missed):
-                return Result.DUPLICATE  # the channel's first slot: another worker took it
+                return Result.DUPLICATE  # the channel's slot: another worker took it
             missed = [r for r in missed if r.ref.id not in existing]
             continue
         log_missed(message, missed)
@@ -178,21 +179,14 @@ def _claim(
             expires_at,
             results[0].update_time,
             results[1].update_time,
-            results[2].update_time if slot else None,
+            _slot_versions(results, slots),
         )
     return Result.DUPLICATE
 
 
-def _take_slot(rt: Runtime, batch: firestore.WriteBatch, slot: Slot | None, now: datetime) -> None:
-    """The channel's pacing slot, in the claim's batch and conditioned on the slot as we saw
-    it: another worker's post to the channel since then fails our claim whole."""
-    if slot is None:
-        return
-    fields = slot.claim_fields(rt.worker_id, now)
-    if slot.version is None:
-        batch.create(slot.ref, fields)
-    else:
-        batch.update(slot.ref, fields, option=rt.db.write_option(last_update_time=slot.version))
+def _slot_versions(results: list[Any], slots: tuple[Slot, ...]) -> tuple[Any, ...]:
+    """The slots' update times: their writes follow the message's and the ledger entry's."""
+    return tuple(r.update_time for r in results[2 : 2 + len(slots)])
 
 
 def _late_seconds(occurrence: datetime, now: datetime) -> float:
@@ -278,7 +272,7 @@ def _claim_existing(
     expires_at: datetime,
     now: datetime,
     missed: list[Record] | None = None,
-    slot: Slot | None = None,
+    slots: tuple[Slot, ...] = (),
 ) -> Claim | Result:
     missed = missed or []
     ledger = ledger_ref.get()
@@ -305,7 +299,8 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
-    _take_slot(rt, batch, slot, now)
+    for slot in slots:
+        slot.write(rt.db, batch, rt.worker_id, now)
     create_all(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
@@ -321,7 +316,7 @@ def _claim_existing(
         expires_at,
         results[0].update_time,
         results[1].update_time,
-        results[2].update_time if slot else None,
+        _slot_versions(results, slots),
     )
 
 

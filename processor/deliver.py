@@ -45,11 +45,11 @@ class Sent:
     posted_at: datetime | None = None
 
 
-def claim_and_send(rt: Runtime, snap: Snapshot, slot: Slot | None = None) -> Result | Sent:
+def claim_and_send(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Result | Sent:
     """The first half of `deliver_message`, for a pass that records many sends at once
-    (`record_sends`); a Result when nothing was claimed. With `slot`, the claim takes the
-    channel's pacing slot too."""
-    claim = claim_message(rt, snap, slot)
+    (`record_sends`); a Result when nothing was claimed. With `slots`, the claim takes the
+    channel's pacing slots too."""
+    claim = claim_message(rt, snap, slots)
     if not isinstance(claim, Claim):
         return claim
     posted_at = rt.clock.now()

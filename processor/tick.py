@@ -79,17 +79,19 @@ def _ours(
     slots: ChannelSlots, pacer: ChannelPacer, due: list[Snapshot], rt: Runtime
 ) -> list[Snapshot]:
     """The documents of a page this worker takes: those whose channel no other worker is
-    posting to right now (that worker takes them), each channel paced from its slot."""
+    posting to right now (that worker takes them), each channel paced from its slot. The
+    slots are read only once this pass has lost a claim: until then no other worker is seen
+    at work, and a claim's own slot write stops it if one is (processor.channel_slots)."""
     now = rt.clock.now()
     # Only Slack-shaped ids have a slot (and can be a document id); a document with any other
     # channel is rejected by its claim, with its code, like every bad document.
     channels = {c for snap in due if (c := _channel(snap)) is not None and CHANNEL_ID.match(c)}
-    slots.read(channels)
+    if slots.contended:
+        slots.read(channels, now)
     held = {c for c in channels if slots.held_elsewhere(c, now)}
     for channel in channels - held:
-        slot = slots.get(channel)
-        if slot is not None and slot.next_post_at is not None:
-            pacer.hold(channel, slot.next_post_at)
+        if (next_post_at := slots.next_post_at(channel, now)) is not None:
+            pacer.hold(channel, next_post_at)
     return [snap for snap in due if _channel(snap) not in held]
 
 
@@ -134,7 +136,8 @@ class _Page:
         self._slots = slots
         # Another worker won a claim here: the rest of this page is probably theirs too.
         self.stale = False
-        self.skipped: list[str] = []  # ids left unattempted because the page went stale
+        # Ids to read again: left unattempted when the page went stale, or lost to a slot.
+        self.skipped: list[str] = []
         self._unrecorded: list[Sent] = []
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
@@ -195,9 +198,12 @@ class _Page:
                 if isinstance(outcome.outcome, Sent):
                     self._unrecorded.append(outcome.outcome)
                 elif outcome.outcome is Result.DUPLICATE:
-                    # The lane's later documents are behind this one: leave them to its owner.
+                    # Another worker won: the message, or the channel's slot (then the
+                    # message is still due, and the next read of the page offers it again).
+                    # The lane's later documents are behind this one: leave them for now.
                     self.stale = True
                     closed.add(i)
+                    self.skipped.append(lanes[i][cursor[i] - 1].id)
         if self.stale:
             for i, lane in enumerate(lanes):
                 if i not in closed:
@@ -218,20 +224,25 @@ class _Page:
     def _one(self, snap: Snapshot) -> _Done:
         started = self._rt.clock.now()
         channel = _channel(snap)
-        slot = self._slots.get(channel) if channel is not None else None
+        slots = (
+            self._slots.for_claim(channel, started)
+            if channel is not None and CHANNEL_ID.match(channel)
+            else ()
+        )
         try:
-            outcome = claim_and_send(self._rt, snap, slot)
+            outcome = claim_and_send(self._rt, snap, slots)
         except Exception as exc:
             # One document's trouble (a Firestore hiccup mid-claim) never stops the pass;
             # anything it claimed stays under its lease for reconciliation.
             self._raised([snap.id], exc)
             return _Done(None, None)
         if isinstance(outcome, Sent):
-            if channel is not None and outcome.claim.slot_version is not None:
-                self._slots.claimed(channel, outcome.claim.slot_version, started)
+            self._slots.claimed(slots, outcome.claim.slot_versions, started)
             with _COUNTS_LOCK:
                 self._counts["claimed"] += 1
             return _Done(outcome.posted_at or started, outcome)
+        if outcome is Result.DUPLICATE and slots:
+            self._slots.lost(slots, self._rt.clock.now())
         with _COUNTS_LOCK:
             tally(self._counts, outcome)
         return _Done(None, outcome)

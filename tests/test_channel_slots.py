@@ -1,21 +1,29 @@
-"""Pacing across workers: a channel's slot (`channel_pacing/{channel}`) is taken in the claim's
-own batch, so two workers never post to one channel within a second, and a worker leaves a
-channel another worker is posting to right now to that worker."""
+"""Pacing across workers: a channel's slot for the minute (`channel_pacing/{channel}:{minute}`)
+is taken in the claim's own batch, so two workers never post to one channel within a
+second; a worker leaves a channel another worker is posting to right now to that worker; and
+a pass that sees no other worker reads no slots at all."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
+from bench.rpc import CountedClient, RpcCounter
 from core.models import message_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES
-from processor.channel_slots import ChannelSlots
+from processor.channel_slots import KEEP, ChannelSlots, slot_id
 from processor.claim import Claim, claim_message
 from processor.outcome import Result
 from processor.tick import run_tick
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
+from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 
 CHANNEL = "C0PACED01"
+
+
+def _slot(db, channel, at):
+    return db.collection(CHANNEL_PACING).document(slot_id(channel, at)).get()
 
 
 def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slack, clock):
@@ -26,6 +34,8 @@ def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slac
     m2 = seed_message(db, channel=CHANNEL)
     other = seed_message(db, channel="C0OTHER01")
 
+    # worker-b knows nothing of the channel: its claim of m2 meets worker-a's slot and fails
+    # whole; from then on its pass reads the slots and leaves the channel to worker-a.
     at_once = run_tick(second)
     clock.advance(timedelta(seconds=2))
     still_held = run_tick(second)  # within the slot's hold: worker-a would claim it now
@@ -40,8 +50,7 @@ def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slac
         message_delivery_id(m2, T0),
     ]
     assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
-    slot = db.collection(CHANNEL_PACING).document(CHANNEL).get().to_dict() or {}
-    assert slot["worker"] == "worker-b"
+    assert (_slot(db, CHANNEL, clock.now()).to_dict() or {})["worker"] == "worker-b"
 
 
 def test_a_claim_behind_another_workers_slot_fails_whole(settings, db, slack, clock):
@@ -49,33 +58,109 @@ def test_a_claim_behind_another_workers_slot_fails_whole(settings, db, slack, cl
     second = make_runtime(settings, db, clock, "worker-b")
     m1 = seed_message(db, channel=CHANNEL)
     m2 = seed_message(db, channel=CHANNEL)
-    # Both workers read the (absent) slot, then both claim a message in the channel.
+    # Neither worker knows of a post to the channel this minute: both claim as its first.
     seen_by_first, seen_by_second = ChannelSlots(first), ChannelSlots(second)
-    seen_by_first.read([CHANNEL])
-    seen_by_second.read([CHANNEL])
-
-    won = claim_message(
-        first, db.collection(MESSAGES).document(m1).get(), seen_by_first.get(CHANNEL)
-    )
+    first_slots = seen_by_first.for_claim(CHANNEL, clock.now())
+    won = claim_message(first, db.collection(MESSAGES).document(m1).get(), first_slots)
     lost = claim_message(
-        second, db.collection(MESSAGES).document(m2).get(), seen_by_second.get(CHANNEL)
+        second,
+        db.collection(MESSAGES).document(m2).get(),
+        seen_by_second.for_claim(CHANNEL, clock.now()),
     )
-    assert isinstance(won, Claim) and won.slot_version is not None
+    assert isinstance(won, Claim) and len(won.slot_versions) == 1
     assert lost is Result.DUPLICATE
     assert message(db, m2)["status"] == "pending"  # nothing of the losing claim landed
     assert message_delivery_id(m2, T0) not in ledger(db)
 
     # Later, a claim conditioned on a slot version that has moved on fails the same way.
-    seen_by_second.read([CHANNEL])  # sees worker-a's slot
+    seen_by_first.claimed(first_slots, won.slot_versions, clock.now())
+    seen_by_second.read([CHANNEL], clock.now())  # sees worker-a's slot
     clock.advance(timedelta(seconds=5))
-    seen_by_first.read([CHANNEL])
     again = claim_message(
-        first, db.collection(MESSAGES).document(m2).get(), seen_by_first.get(CHANNEL)
+        first,
+        db.collection(MESSAGES).document(m2).get(),
+        seen_by_first.for_claim(CHANNEL, clock.now()),
     )
     assert isinstance(again, Claim)  # worker-a posts in the channel again: the slot moves on
     m3 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
     behind = claim_message(
-        second, db.collection(MESSAGES).document(m3).get(), seen_by_second.get(CHANNEL)
+        second,
+        db.collection(MESSAGES).document(m3).get(),
+        seen_by_second.for_claim(CHANNEL, clock.now()),
     )
     assert behind is Result.DUPLICATE
     assert message(db, m3)["status"] == "pending"
+
+
+def test_a_claim_late_in_a_minute_holds_the_channel_into_the_next(settings, db, slack, clock):
+    first = make_runtime(settings, db, clock, "worker-a")
+    second = make_runtime(settings, db, clock, "worker-b")
+    clock.advance(timedelta(seconds=59, milliseconds=500))  # 09:00:59.5
+    m1 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
+    assert run_tick(first)["sent"] == 1
+    assert _slot(db, CHANNEL, clock.now()).exists
+    assert _slot(db, CHANNEL, clock.now() + timedelta(seconds=1)).exists  # 09:01's slot too
+
+    clock.advance(timedelta(milliseconds=700))  # 09:01:00.2: a new minute, 0.7 s later
+    m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
+    held = run_tick(second)
+    clock.advance(timedelta(seconds=3))
+    later = run_tick(second)
+
+    assert (held["sent"], later["sent"]) == (0, 1)
+    posts = [p for p in slack.posts() if p.channel == CHANNEL]
+    assert [p.delivery_id for p in posts] == [
+        message_delivery_id(m1, T0 + timedelta(seconds=59, milliseconds=500)),
+        message_delivery_id(m2, T0 + timedelta(seconds=60, milliseconds=200)),
+    ]
+    assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
+
+
+def test_a_pass_that_meets_no_other_worker_reads_no_slots(settings, db, slack, clock):
+    counter = RpcCounter()
+    rt = replace(
+        make_runtime(settings, db, clock, "worker-a"), db=CountedClient(db.project, counter)
+    )
+    channels = ("C0PACED01", "C0PACED02", "C0PACED03")
+    for channel in channels:
+        seed_message(db, channel=channel)
+    first = run_tick(rt)  # each channel's first post this minute: its slot is created
+    for channel in channels:
+        seed_message(db, channel=channel)
+    clock.advance(timedelta(seconds=1))
+    second = run_tick(rt)  # a warm worker's next pass: conditioned on the slots it wrote
+
+    assert (first["sent"], second["sent"], second["duplicates"]) == (3, 3, 0)
+    assert "BatchGetDocuments" not in counter.snapshot()["calls"]
+    assert all((_slot(db, c, T0).to_dict() or {})["worker"] == "worker-a" for c in channels)
+
+
+def test_slots_expire_a_day_after_they_were_written(settings, db, slack, clock):
+    seed_message(db, channel=CHANNEL)
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+
+    slot = _slot(db, CHANNEL, T0).to_dict() or {}
+    assert slot["expires_at"] == T0 + KEEP
+    overrides = json.loads((ROOT / "firestore.indexes.json").read_text())["fieldOverrides"]
+    assert {"collectionGroup": "channel_pacing", "fieldPath": "expires_at", "ttl": True} in [
+        {k: o[k] for k in ("collectionGroup", "fieldPath", "ttl")} for o in overrides
+    ]
+
+
+def test_a_fresh_worker_meeting_a_slot_of_this_minute_still_posts_in_its_pass(
+    settings, db, slack, clock
+):
+    m1 = seed_message(db, channel=CHANNEL)
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    clock.advance(timedelta(seconds=5))  # worker-a is gone; its slot of 09:00 stays
+    m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
+
+    # The fresh worker's first claim in the channel is a create(), which meets worker-a's
+    # slot and fails whole; the pass reads the slot and claims again, conditioned on it.
+    summary = run_tick(make_runtime(settings, db, clock, "worker-b"))
+
+    assert (summary["sent"], summary["errors"]) == (1, 0)
+    assert [p.delivery_id for p in slack.posts() if p.channel == CHANNEL] == [
+        message_delivery_id(m1, T0),
+        message_delivery_id(m2, T0 + timedelta(seconds=5)),
+    ]
