@@ -22,7 +22,7 @@ firestore.indexes.json) a day after they were written.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -54,6 +54,9 @@ class Slot:
     version: Any | None  # the update time read or written; None: no document as far as we know
     next_post_at: datetime | None = None
     worker: str | None = None
+    # The worker that wrote it has more due messages in the channel in hand (it will be back
+    # as soon as the slot comes); a worker that posted its last one does not hold the channel.
+    more: bool = False
 
     def write(
         self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
@@ -61,6 +64,7 @@ class Slot:
         fields = {
             "next_post_at": now + POST_INTERVAL,
             "worker": worker,
+            "more": self.more,
             "updated_at": now,
             "expires_at": now + KEEP,
         }
@@ -97,6 +101,7 @@ class ChannelSlots:
                     snap.update_time if snap.exists else None,
                     next_post_at if isinstance(next_post_at, datetime) else None,
                     worker if isinstance(worker, str) else None,
+                    data.get("more") is True,
                 ),
                 now,
             )
@@ -105,6 +110,7 @@ class ChannelSlots:
         slot = self._slot(channel, now)
         return (
             slot is not None
+            and slot.more
             and slot.worker not in (None, self._rt.worker_id)
             and slot.next_post_at is not None
             and now < slot.next_post_at + HOLD
@@ -114,11 +120,14 @@ class ChannelSlots:
         slot = self._slot(channel, now)
         return slot.next_post_at if slot is not None else None
 
-    def for_claim(self, channel: str, now: datetime) -> tuple[Slot, ...]:
+    def for_claim(self, channel: str, now: datetime, *, more: bool) -> tuple[Slot, ...]:
         """The slots a claim at `now` takes: this minute's, and the next minute's too when
-        the claim's slot and hold reach into it."""
+        the claim's slot and hold reach into it. `more`: this worker has further due
+        messages in the channel in hand."""
         ids = dict.fromkeys([slot_id(channel, now), slot_id(channel, now + POST_INTERVAL + HOLD)])
-        return tuple(self._known.get(i, now) or Slot(self._ref(i), None) for i in ids)
+        return tuple(
+            replace(self._known.get(i, now) or Slot(self._ref(i), None), more=more) for i in ids
+        )
 
     def claimed(self, slots: tuple[Slot, ...], versions: tuple[Any, ...], now: datetime) -> None:
         """Our claim wrote these slots: the next claim in the channel is conditioned on that."""

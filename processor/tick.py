@@ -66,7 +66,9 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             # At most TICK_LIMIT documents are handled per pass, however often it reads.
             fresh = fresh[: rt.settings.tick_limit - len(seen)]
             seen.update(snap.id for snap in fresh)
-            page = _Page(rt, pool, pacer, counts, slots)
+            # A full page: more is due than was read, so this worker will be back for more.
+            backlog = len(due) >= rt.settings.tick_limit
+            page = _Page(rt, pool, pacer, counts, slots, backlog=backlog)
             page.deliver(lanes(fresh, rt.worker_id))
             if not page.skipped:
                 break  # everything read was handled: the next pass reads what is left
@@ -128,8 +130,11 @@ class _Page:
         pacer: ChannelPacer,
         counts: Counter[str],
         slots: ChannelSlots,
+        *,
+        backlog: bool = False,
     ) -> None:
         self._rt = rt
+        self._backlog = backlog
         self._pool = pool
         self._pacer = pacer
         self._counts = counts
@@ -165,7 +170,9 @@ class _Page:
                 closed.add(i)
                 return
             cursor[i] += 1
-            busy[self._pool.submit(self._one, snap)] = i
+            # Whether this worker has more to post in the channel (its slot says so).
+            more = self._backlog or cursor[i] < len(lanes[i])
+            busy[self._pool.submit(self._one, snap, more)] = i
 
         while True:
             if not self.stale:
@@ -198,12 +205,11 @@ class _Page:
                 if isinstance(outcome.outcome, Sent):
                     self._unrecorded.append(outcome.outcome)
                 elif outcome.outcome is Result.DUPLICATE:
-                    # Another worker won: the message, or the channel's slot (then the
-                    # message is still due, and the next read of the page offers it again).
-                    # The lane's later documents are behind this one: leave them for now.
+                    # Another worker won: the message, or only the channel's slot. The page
+                    # is read again, and offers whatever of this lane is still due then
+                    # (this document too) to whichever worker the slots leave it to.
                     self.stale = True
-                    closed.add(i)
-                    self.skipped.append(lanes[i][cursor[i] - 1].id)
+                    cursor[i] -= 1
         if self.stale:
             for i, lane in enumerate(lanes):
                 if i not in closed:
@@ -221,11 +227,11 @@ class _Page:
         ahead = [(slot - now).total_seconds() for slot in slots if slot is not None]
         return max(0.001, min([s for s in ahead if s > 0] + [_MAX_POLL]))
 
-    def _one(self, snap: Snapshot) -> _Done:
+    def _one(self, snap: Snapshot, more: bool) -> _Done:
         started = self._rt.clock.now()
         channel = _channel(snap)
         slots = (
-            self._slots.for_claim(channel, started)
+            self._slots.for_claim(channel, started, more=more)
             if channel is not None and CHANNEL_ID.match(channel)
             else ()
         )
