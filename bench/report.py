@@ -60,7 +60,8 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
     )
     if "scale" in runs:
         without, with_ = runs["scale"]["without_not_due"], runs["scale"]["with_not_due"]
-        reads = [without["documents_read"], with_["documents_read"]]
+        # The most any trial read, not the fastest trial's figure.
+        reads = [max(without["documents_read_trials"]), max(with_["documents_read_trials"])]
         check(
             f"scale: a pass reads <= {SCALE_READ_LIMIT} documents",
             reads,
@@ -74,11 +75,15 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
         )
         times = [without["tick_seconds"], with_["tick_seconds"]]
         queries = [without["empty_due_query_seconds"], with_["empty_due_query_seconds"]]
+        in_queries = [without["query_seconds"], with_["query_seconds"]]
+        rest = [without["tick_seconds_without_queries"], with_["tick_seconds_without_queries"]]
         check(
             f"scale: pass time with/without not-due <= {SCALE_TIME_RATIO}x",
             times,
             times[1] <= SCALE_TIME_RATIO * times[0],
-            f"the due query alone, finding nothing: {queries[0]} s vs {queries[1]} s",
+            f"of which in the pass's queries: {in_queries[0]} s vs {in_queries[1]} s, the rest "
+            f"{rest[0]} s vs {rest[1]} s; the due query alone, finding nothing: {queries[0]} s "
+            f"vs {queries[1]} s",
         )
     for label in ("hot_minute", "hot_minute_one_worker"):
         if label not in runs:
@@ -119,8 +124,9 @@ def render(result: dict[str, Any]) -> str:
     for label, figures in runs.get("scale", {}).items():
         lines.append(
             f"scale {label}: {figures['due']} due, {figures['not_due']} not due: pass "
-            f"{figures['tick_seconds']} s, {figures['documents_read']} documents read; the "
-            f"due query alone, finding nothing: {figures['empty_due_query_seconds']} s"
+            f"{figures['tick_seconds']} s ({figures['query_seconds']} s of it in queries), "
+            f"{figures['documents_read']} documents read; the due query alone, finding "
+            f"nothing: {figures['empty_due_query_seconds']} s"
         )
     lines.append("")
     for check in result["targets"]:

@@ -29,8 +29,10 @@ class Seeded:
         return message_delivery_id(self.doc_id, self.due)
 
 
-def message(prefix: str, n: int, channels: int, due: datetime) -> tuple[Seeded, dict[str, Any]]:
-    seeded = Seeded(f"{prefix}{n:06d}", f"C{n % channels:05d}BENCH", due)
+def message(
+    prefix: str, n: int, channels: int, due: datetime, channel_tag: str = "BENCH"
+) -> tuple[Seeded, dict[str, Any]]:
+    seeded = Seeded(f"{prefix}{n:06d}", f"C{n % channels:05d}{channel_tag}", due)
     data = {
         "channel": seeded.channel,
         "text": f"**Benchmark** message {n}: stand-up in 5 minutes",
@@ -44,10 +46,15 @@ def message(prefix: str, n: int, channels: int, due: datetime) -> tuple[Seeded, 
 
 
 def seed(
-    db: firestore.Client, prefix: str, count: int, channels: int, due: datetime
+    db: firestore.Client,
+    prefix: str,
+    count: int,
+    channels: int,
+    due: datetime,
+    channel_tag: str = "BENCH",
 ) -> list[Seeded]:
     """`count` waiting one-offs due at `due`, in batches of 500 committed four at a time."""
-    rows = [message(prefix, n, channels, due) for n in range(count)]
+    rows = [message(prefix, n, channels, due, channel_tag) for n in range(count)]
 
     def commit(chunk: list[tuple[Seeded, dict[str, Any]]]) -> None:
         batch = db.batch()
