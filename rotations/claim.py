@@ -23,6 +23,7 @@ from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
+from processor.channel_slots import Slot
 from processor.escalate import escalate
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
@@ -42,11 +43,14 @@ class DayClaim:
     # The update times our claim wrote: every later write is conditioned on them.
     rotation_version: Any
     ledger_version: Any
+    # The update times of the channel pacing slots the claim wrote (processor.channel_slots).
+    slot_versions: tuple[Any, ...] = ()
 
 
-def claim_day(rt: Runtime, snap: Snapshot) -> DayClaim | Result:
+def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayClaim | Result:
     """Claim today's turn of the rotation `snap` (found due); or, when it is not due after
-    all, move its `next_run_at` to when it is."""
+    all, move its `next_run_at` to when it is. With `slots`, the claim takes the channel's
+    pacing slots too, as a message's claim does."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     if data.get("status") != "active" or data.get("lease"):
@@ -64,9 +68,9 @@ def claim_day(rt: Runtime, snap: Snapshot) -> DayClaim | Result:
     if turn.member is None:
         return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, missed, now)
     try:
-        return _claim(rt, snap, rotation, turn, ledger_ref, data, missed, now)
+        return _claim(rt, snap, rotation, turn, ledger_ref, data, missed, now, slots)
     except AlreadyExists:
-        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, missed, now)
+        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, missed, now, slots)
 
 
 def _claim(
@@ -78,6 +82,7 @@ def _claim(
     data: dict[str, Any],
     missed: MissedDays,
     now: datetime,
+    slots: tuple[Slot, ...],
 ) -> DayClaim | Result:
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     due_at = rotation.due_at(turn.day)
@@ -102,13 +107,15 @@ def _claim(
             late_seconds=max(0.0, (now - due_at).total_seconds()),
         ),
     )
+    for slot in slots:
+        slot.write(rt.db, batch, rt.worker_id, now)
     create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT claim
     except FailedPrecondition:
         return Result.DUPLICATE  # another processor (or an edit) changed it since our read
     log_missed_days(rotation, missed)
-    return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results)
+    return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results, slots)
 
 
 def _claim_existing(
@@ -120,13 +127,16 @@ def _claim_existing(
     data: dict[str, Any],
     missed: MissedDays,
     now: datetime,
+    slots: tuple[Slot, ...],
 ) -> DayClaim | Result:
     """Today has a ledger entry already. A rolled-back day (failed, or released for a retry)
     is claimed again through it; any other entry is the truth about today: nothing is sent,
     and the rotation is brought in line with it."""
     ledger = ledger_ref.get()
     if not ledger.exists:
-        return Result.DUPLICATE  # a missed day's entry appeared meanwhile: another claim's
+        # A missed day's entry appeared meanwhile (another claim's), or the channel's
+        # pacing slot did: another worker posted to the channel this minute.
+        return Result.DUPLICATE
     entry = ledger.to_dict() or {}
     if entry.get("status") not in LedgerStatus.RECLAIMABLE:
         return _repair_from_ledger(rt, snap, rotation, turn.day, entry, now)
@@ -151,6 +161,8 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
+    for slot in slots:
+        slot.write(rt.db, batch, rt.worker_id, now)
     create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
@@ -158,7 +170,7 @@ def _claim_existing(
         return Result.DUPLICATE
     log_missed_days(rotation, missed)
     due_at = rotation.due_at(turn.day)
-    return _day_claim(rt, rotation, turn, ledger_ref.id, attempts, due_at, rollback, results)
+    return _day_claim(rt, rotation, turn, ledger_ref.id, attempts, due_at, rollback, results, slots)
 
 
 def _day_claim(
@@ -170,6 +182,7 @@ def _day_claim(
     due_at: datetime,
     rollback: dict[str, Any],
     results: list[Any],
+    slots: tuple[Slot, ...],
 ) -> DayClaim:
     assert turn.member is not None
     return DayClaim(
@@ -183,6 +196,8 @@ def _day_claim(
         rollback,
         results[0].update_time,
         results[1].update_time,
+        # The slots' writes follow the rotation's and the ledger entry's.
+        tuple(r.update_time for r in results[2 : 2 + len(slots)]),
     )
 
 

@@ -11,21 +11,25 @@ from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
 from formatting.slack_text import SlackMessage, to_slack
+from processor.channel_slots import Slot
 from processor.escalate import escalate
 from processor.outcome import Result
 from rotations.claim import DayClaim, claim_day
 from rotations.finalize import finalize_day
 
 
-def deliver_day(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
-    """What happened, and whether this worker claimed the day."""
-    claim = claim_day(rt, snap)
+def deliver_day(
+    rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()
+) -> tuple[Result, DayClaim | None]:
+    """What happened, and this worker's claim of the day if it made one (with `slots`, the
+    claim took the channel's pacing slots too)."""
+    claim = claim_day(rt, snap, slots)
     if not isinstance(claim, DayClaim):
-        return claim, False
+        return claim, None
     post = post_turn(rt, claim)  # pragma: SYNCPOINT claimed
     result = finalize_day(rt, claim, post)
     report_day(rt, claim, post, result)
-    return result, True
+    return result, claim
 
 
 def render_turn(text: str, member: str) -> SlackMessage:

@@ -9,41 +9,84 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
+from core.models import CHANNEL_ID
 from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations
-from processor.outcome import tally
+from processor.channel_slots import ChannelSlots
+from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
 from rotations.deliver import deliver_day, render_turn
 from rotations.reconcile import reconcile_rotations
 
 
 def run_rotations(rt: Runtime) -> Counter[str]:
-    """Settle expired day leases, then post every due turn, paced per channel."""
+    """Settle expired day leases, then post every due turn, paced per channel: within the
+    pass, with this process's recent posts (the messages' part of the pass comes next), and
+    across workers through the channels' pacing slots, as messages are."""
     counts = reconcile_rotations(rt)
     now = rt.clock.now()
-    pacer = ChannelPacer(rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds))
+    pacer = ChannelPacer(
+        rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds), rt.recent_posts
+    )
+    slots = ChannelSlots(rt)
     for snap in due_rotations(rt.db, now, rt.settings.tick_limit):
         channel = (snap.to_dict() or {}).get("channel")
-        if isinstance(channel, str) and not pacer.acquire(channel):
-            counts["deferred"] += 1  # not claimed: the next pass takes it
-            continue
-        try:
-            result, claimed = deliver_day(rt, snap)
-        except Exception as exc:
-            # Anything claimed stays under its lease for reconciliation.
-            counts["errors"] += 1
-            logs.error(
-                "processing a rotation raised",
-                rotation_id=snap.id,
-                status="error",
-                error_code=type(exc).__name__,
-                error_message=str(exc),
-            )
-            continue
-        counts["claimed"] += claimed
-        tally(counts, result)
+        if not isinstance(channel, str):
+            channel = None  # the claim rejects the document, with its code
+        # A claim lost to another worker is tried once more, on the day as it is now and at
+        # the channel slot's time: it lost only the slot if another worker posted a message
+        # to the channel this minute.
+        for attempt in range(2):
+            if attempt:
+                snap = snap.reference.get()
+            result = _deliver_paced(rt, snap, channel, pacer, slots, counts)
+            if result is not Result.DUPLICATE or channel is None or not CHANNEL_ID.match(channel):
+                break
     return counts
+
+
+def _deliver_paced(
+    rt: Runtime,
+    snap: Snapshot,
+    channel: str | None,
+    pacer: ChannelPacer,
+    slots: ChannelSlots,
+    counts: Counter[str],
+) -> Result | None:
+    """Claim and post one due turn once its channel's pace allows; None when it was
+    deferred or raised (counted either way)."""
+    now = rt.clock.now()
+    shaped = channel is not None and CHANNEL_ID.match(channel) is not None
+    if channel is not None and shaped and (at := slots.next_post_at(channel, now)) is not None:
+        pacer.hold(channel, at)
+    if channel is not None and not pacer.acquire(channel):
+        counts["deferred"] += 1  # not claimed: the next pass takes it
+        return None
+    started = rt.clock.now()
+    taken = slots.for_claim(channel, started, more=False) if channel and shaped else ()
+    try:
+        result, claim = deliver_day(rt, snap, taken)
+    except Exception as exc:
+        # Anything claimed stays under its lease for reconciliation.
+        counts["errors"] += 1
+        logs.error(
+            "processing a rotation raised",
+            rotation_id=snap.id,
+            status="error",
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+        )
+        return None
+    if claim is not None:
+        slots.claimed(taken, claim.slot_versions, started)
+        if channel is not None:
+            pacer.started(channel, started)
+        counts["claimed"] += 1
+    elif result is Result.DUPLICATE and taken:
+        slots.lost(taken, rt.clock.now())
+    tally(counts, result)
+    return result
 
 
 def preview_rotations(rt: Runtime) -> list[dict[str, Any]]:

@@ -11,14 +11,16 @@ from datetime import timedelta
 from decimal import Decimal
 
 from bench.rpc import CountedClient, RpcCounter
-from core.models import message_delivery_id
+from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES
 from processor.channel_slots import KEEP, ChannelSlots, slot_id
 from processor.claim import Claim, claim_message
 from processor.deliver import Sent, claim_and_send, record_sends
+from processor.one_pass import run_pass
 from processor.outcome import Result
 from processor.tick import run_tick
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
+from tests.test_rotation_processor import seed_rotation
 
 CHANNEL = "C0PACED01"
 
@@ -184,4 +186,35 @@ def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
         message_delivery_id(m1, T0),
         message_delivery_id(m2, T0),
     ]
+    assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
+
+
+def test_a_rotation_and_a_message_due_together_in_a_channel_go_out_a_second_apart(
+    settings, db, slack, clock
+):
+    seed_rotation(db, channel=CHANNEL)
+    seed_message(db, channel=CHANNEL)
+
+    summary = run_pass(make_runtime(settings, db, clock, "worker-a"))
+
+    assert (summary["sent"], summary["rotations"]["sent"]) == (2, 1)
+    first, second = (Decimal(p.ts) for p in slack.posts() if p.channel == CHANNEL)
+    assert second - first >= 1
+
+
+def test_a_rotation_meeting_another_workers_slot_posts_at_the_slots_time(
+    settings, db, slack, clock
+):
+    seed_message(db, channel=CHANNEL)
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    seed_rotation(db, channel=CHANNEL)
+
+    # worker-b's claim of the day create()s this minute's slot, meets worker-a's, reads it
+    # and claims again once the channel's second has passed.
+    summary = run_pass(make_runtime(settings, db, clock, "worker-b"))
+
+    assert (summary["rotations"]["sent"], summary["rotations"]["errors"]) == (1, 0)
+    posts = [p for p in slack.posts() if p.channel == CHANNEL]
+    assert [p.delivery_id for p in posts][1] == rotation_delivery_id("standup", T0.date())
+    assert len(posts) == 2
     assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
