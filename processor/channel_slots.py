@@ -1,6 +1,7 @@
 """Pacing across workers: `channel_pacing/{channel}:{minute}` says when a channel may next be
-posted to (`next_post_at`) and which worker posted to it last (`worker`), one document per
-channel per UTC minute in which it was posted to (`2026-11-30T09:00`).
+posted to (`next_post_at`), which worker posted to it last (`worker`) and whether that
+worker has more due messages for it in hand (`more`), one document per channel per UTC
+minute in which it was posted to (`2026-11-30T09:00`).
 
 Every claim that will post writes its channel's slot in the claim's own batch: no extra
 commit. The write is conditioned on the slot as this process last saw it, or, when this
@@ -14,9 +15,9 @@ One slot per minute is what makes the usual pass read no slots at all: a channel
 post in a minute needs no read, and the slots this process wrote are remembered across
 passes (Runtime.known_slots). Only once a pass has lost a claim (another worker is at work)
 does it read the slots of each page's channels, in one batched get, and leave a channel
-that another worker is posting to right now to that worker, so workers divide the channels
-between them instead of racing for them. The slots expire (`expires_at`, a TTL policy in
-firestore.indexes.json) a day after they were written.
+that another worker is posting to right now, with more for it in hand, to that worker, so
+workers divide the channels between them instead of racing for them. The slots expire
+(`expires_at`, a TTL policy in firestore.indexes.json) a day after they were written.
 """
 
 from __future__ import annotations

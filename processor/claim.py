@@ -90,7 +90,7 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
 
 def claim_message(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Claim | Result:
     """Claim the occurrence `snap` (a waiting, due message as just read) is due for; with
-    `slot`, take the channel's pacing slot in the same batch (see processor.channel_slots)."""
+    `slots`, take the channel's pacing slots in the same batch (processor.channel_slots)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     due = data.get("next_run_at")

@@ -38,9 +38,7 @@ def run_rotations(rt: Runtime) -> Counter[str]:
         # the channel slot's time: it lost only the slot if another worker posted a message
         # to the channel this minute.
         for attempt in range(2):
-            if attempt:
-                snap = snap.reference.get()
-            result = _deliver_paced(rt, snap, channel, pacer, slots, counts)
+            result = _deliver_paced(rt, snap, channel, pacer, slots, counts, reread=attempt > 0)
             if result is not Result.DUPLICATE or channel is None or not CHANNEL_ID.match(channel):
                 break
     return counts
@@ -53,9 +51,11 @@ def _deliver_paced(
     pacer: ChannelPacer,
     slots: ChannelSlots,
     counts: Counter[str],
+    *,
+    reread: bool = False,
 ) -> Result | None:
-    """Claim and post one due turn once its channel's pace allows; None when it was
-    deferred or raised (counted either way)."""
+    """Claim and post one due turn once its channel's pace allows (`reread`: the rotation
+    read again first); None when it was deferred or raised (counted either way)."""
     now = rt.clock.now()
     shaped = channel is not None and CHANNEL_ID.match(channel) is not None
     if channel is not None and shaped and (at := slots.next_post_at(channel, now)) is not None:
@@ -66,6 +66,8 @@ def _deliver_paced(
     started = rt.clock.now()
     taken = slots.for_claim(channel, started, more=False) if channel and shaped else ()
     try:
+        if reread:
+            snap = snap.reference.get()
         result, claim = deliver_day(rt, snap, taken)
     except Exception as exc:
         # Anything claimed stays under its lease for reconciliation.
