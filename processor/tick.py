@@ -31,7 +31,7 @@ from processor.pacing import ChannelPacer
 from processor.reconcile import reconcile_expired
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
-PARALLEL_POSTS = 16
+PARALLEL_POSTS = 32
 # A page on which another worker won a claim is read again (without what this pass already
 # handled), at most this many reads per pass.
 MAX_PAGES = 20
