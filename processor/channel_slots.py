@@ -39,6 +39,10 @@ from processor.pacing import POST_INTERVAL
 HOLD = timedelta(seconds=2)
 # How long a slot document is kept before the TTL policy deletes it.
 KEEP = timedelta(days=1)
+# What another worker adds to the second between posts: its post follows its claim's commit,
+# ours followed our claim's, and under load one commit can take a few hundred ms longer
+# than the other (this worker paces its own posts from when each actually began).
+HANDOVER = timedelta(milliseconds=250)
 
 
 def slot_id(channel: str, at: datetime) -> str:
@@ -63,7 +67,7 @@ class Slot:
         self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
     ) -> None:
         fields = {
-            "next_post_at": now + POST_INTERVAL,
+            "next_post_at": now + POST_INTERVAL + HANDOVER,
             "worker": worker,
             "more": self.more,
             "updated_at": now,

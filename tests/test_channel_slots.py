@@ -13,11 +13,12 @@ from decimal import Decimal
 from bench.rpc import CountedClient, RpcCounter
 from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES
-from processor.channel_slots import KEEP, ChannelSlots, slot_id
+from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.claim import Claim, claim_message
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.one_pass import run_pass
 from processor.outcome import Result
+from processor.pacing import POST_INTERVAL
 from processor.tick import run_tick
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import seed_rotation
@@ -177,7 +178,8 @@ def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
     assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
     m2 = seed_message(db, channel=CHANNEL)
 
-    # worker-a's pass is over; worker-b keeps only the pace (a second after m1), not away.
+    # worker-a's pass is over; worker-b keeps only the pace, not away: a second after m1's
+    # claim, and the handover margin for the other worker's claim commit.
     summary = run_tick(make_runtime(settings, db, clock, "worker-b"))
 
     assert summary["sent"] == 1
@@ -186,7 +188,8 @@ def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
         message_delivery_id(m1, T0),
         message_delivery_id(m2, T0),
     ]
-    assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
+    gap = Decimal(posts[1].ts) - Decimal(posts[0].ts)
+    assert gap == Decimal(str((POST_INTERVAL + HANDOVER).total_seconds()))
 
 
 def test_a_rotation_and_a_message_due_together_in_a_channel_go_out_a_second_apart(
