@@ -79,6 +79,24 @@ class Slot:
             batch.update(self.ref, fields, option=db.write_option(last_update_time=self.version))
 
 
+def take_slots(
+    db: firestore.Client,
+    batch: firestore.WriteBatch,
+    slots: tuple[Slot, ...],
+    worker: str,
+    now: datetime,
+) -> None:
+    """A claim's slot writes, added to its batch right after its two own writes (the
+    claimed document and its ledger entry), where `slot_versions` looks for them."""
+    for slot in slots:
+        slot.write(db, batch, worker, now)
+
+
+def slot_versions(results: list[Any], slots: tuple[Slot, ...]) -> tuple[Any, ...]:
+    """The update times the claim's commit gave its slots (see `take_slots`)."""
+    return tuple(r.update_time for r in results[2 : 2 + len(slots)])
+
+
 class ChannelSlots:
     """The channels' slots as one pass sees them (threads of the pass share it), on top of
     what the process remembers."""

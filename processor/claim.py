@@ -36,7 +36,7 @@ from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
 from processor.advance import after_occurrence
-from processor.channel_slots import Slot
+from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
 from processor.ledger_entries import existing_ids, new_ledger_entry
 from processor.missed import (
@@ -148,8 +148,7 @@ def _claim(
             ledger_ref,
             new_ledger_entry(message, occurrence, rt.worker_id, attempts=1, **ledger_fields),
         )
-        for slot in slots:
-            slot.write(rt.db, batch, rt.worker_id, now)
+        take_slots(rt.db, batch, slots, rt.worker_id, now)
         create_all(batch, missed)
         try:
             results = batch.commit()  # pragma: SYNCPOINT claim
@@ -179,14 +178,9 @@ def _claim(
             expires_at,
             results[0].update_time,
             results[1].update_time,
-            _slot_versions(results, slots),
+            slot_versions(results, slots),
         )
     return Result.DUPLICATE
-
-
-def _slot_versions(results: list[Any], slots: tuple[Slot, ...]) -> tuple[Any, ...]:
-    """The slots' update times: their writes follow the message's and the ledger entry's."""
-    return tuple(r.update_time for r in results[2 : 2 + len(slots)])
 
 
 def _late_seconds(occurrence: datetime, now: datetime) -> float:
@@ -299,8 +293,7 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
-    for slot in slots:
-        slot.write(rt.db, batch, rt.worker_id, now)
+    take_slots(rt.db, batch, slots, rt.worker_id, now)
     create_all(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
@@ -316,7 +309,7 @@ def _claim_existing(
         expires_at,
         results[0].update_time,
         results[1].update_time,
-        _slot_versions(results, slots),
+        slot_versions(results, slots),
     )
 
 

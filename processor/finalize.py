@@ -22,7 +22,7 @@ from core import logs
 from core.models import LedgerStatus, Status
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import DELIVERIES, MESSAGES
+from core.store import DELIVERIES, MESSAGES, read_in_order
 from processor.advance import after_occurrence
 from processor.claim import Claim
 from processor.outcome import Result
@@ -139,8 +139,11 @@ def _commit(rt: Runtime, records: list[Record]) -> None:
 
 
 def _still_ours(rt: Runtime, claim: Claim) -> Claim | None:
-    message = rt.db.collection(MESSAGES).document(claim.message.id).get()
-    ledger = rt.db.collection(DELIVERIES).document(claim.delivery_id).get()
+    message, ledger = read_in_order(
+        rt.db,
+        rt.db.collection(MESSAGES).document(claim.message.id),
+        rt.db.collection(DELIVERIES).document(claim.delivery_id),
+    )
     data, entry = message.to_dict() or {}, ledger.to_dict() or {}
     lease = data.get("lease") or {}
     ours = (

@@ -23,7 +23,7 @@ from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from processor.channel_slots import Slot
+from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
@@ -107,8 +107,7 @@ def _claim(
             late_seconds=max(0.0, (now - due_at).total_seconds()),
         ),
     )
-    for slot in slots:
-        slot.write(rt.db, batch, rt.worker_id, now)
+    take_slots(rt.db, batch, slots, rt.worker_id, now)
     create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT claim
@@ -161,8 +160,7 @@ def _claim_existing(
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
-    for slot in slots:
-        slot.write(rt.db, batch, rt.worker_id, now)
+    take_slots(rt.db, batch, slots, rt.worker_id, now)
     create_missed(batch, missed)
     try:
         results = batch.commit()  # pragma: SYNCPOINT reclaim
@@ -196,8 +194,7 @@ def _day_claim(
         rollback,
         results[0].update_time,
         results[1].update_time,
-        # The slots' writes follow the rotation's and the ledger entry's.
-        tuple(r.update_time for r in results[2 : 2 + len(slots)]),
+        slot_versions(results, slots),
     )
 
 

@@ -25,7 +25,7 @@ from core import logs
 from core.models import LedgerStatus
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import DELIVERIES, ROTATIONS
+from core.store import DELIVERIES, ROTATIONS, read_in_order
 from processor.finalize import commit_while_leased
 from processor.outcome import Result
 from rotations.claim import DayClaim
@@ -130,8 +130,11 @@ def _commit(
 
 
 def _still_ours(rt: Runtime, claim: DayClaim) -> DayClaim | None:
-    rotation = rt.db.collection(ROTATIONS).document(claim.rotation.id).get()
-    ledger = rt.db.collection(DELIVERIES).document(claim.delivery_id).get()
+    rotation, ledger = read_in_order(
+        rt.db,
+        rt.db.collection(ROTATIONS).document(claim.rotation.id),
+        rt.db.collection(DELIVERIES).document(claim.delivery_id),
+    )
     data, entry = rotation.to_dict() or {}, ledger.to_dict() or {}
     lease = data.get("lease") or {}
     ours = (
