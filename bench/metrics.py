@@ -85,6 +85,7 @@ def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[st
         "rpcs_per_delivered": round(rpcs / delivered, 2) if delivered else None,
         "documents_read": documents,
         "worker_totals": dict(totals),
+        "cpu_seconds": {"workers": round(sum(r.get("cpu_seconds", 0.0) for r in results), 2)},
     }
 
 

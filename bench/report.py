@@ -99,12 +99,21 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
     return checks
 
 
+def _cpu_per_message(run: dict[str, Any]) -> str:
+    """CPU milliseconds per delivered message: workers + emulator + stand-in."""
+    cpu, delivered = run.get("cpu_seconds", {}), run["delivered"]
+    parts = [cpu.get(name) for name in ("workers", "emulator", "standin")]
+    if not delivered or None in parts:
+        return "-"
+    return "+".join(f"{1000 * p / delivered:.1f}" for p in parts)
+
+
 def render(result: dict[str, Any]) -> str:
     runs = result["runs"]
     lines = [
         "",
         f"{'run':<22}{'W':>3}{'drain s':>9}{'msg/s':>8}{'dup':>5}{'lost':>5}{'RPC/msg':>9}"
-        f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}  note",
+        f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}{'CPU ms/msg w+e+s':>20}  note",
     ]
     for label in ("ours", "seed", "floor", "hot_minute", "hot_minute_one_worker"):
         run = runs.get(label)
@@ -119,7 +128,7 @@ def render(result: dict[str, Any]) -> str:
         lines.append(
             f"{label:<22}{run['workers']:>3}{run['drain_s']:>9}{run['messages_per_s']!s:>8}"
             f"{run['duplicates']:>5}{lost:>5}{run['rpcs_per_delivered']!s:>9}{docs!s:>9}"
-            f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}  {note}"
+            f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}{_cpu_per_message(run):>20}  {note}"
         )
     for label, figures in runs.get("scale", {}).items():
         lines.append(

@@ -19,7 +19,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from bench import metrics, seeding
+from bench import cpu, metrics, seeding
 from bench.rpc import CountedClient, RpcCounter
 from bench.services import ROOT, StandInProcess
 from core.clock import SystemClock
@@ -36,6 +36,7 @@ _GRACE = 60.0
 @dataclass(frozen=True)
 class Bench:
     firestore_host: str
+    emulator_pgid: int
     standin: StandInProcess
     threads: int  # per floor worker: the same as ours posts in parallel within a pass
 
@@ -102,15 +103,20 @@ def contend(
             for c in configs
         ]
         _wait_ready(configs, procs)
+        cpu_before = _service_cpu(bench)
         go = time.time()
         Path(f"{tmp}/go").touch()
         errors = _wait_done(procs, cap_seconds + _GRACE)
+        cpu_after = _service_cpu(bench)
         results = [
             json.loads(Path(c["result"]).read_text()) for c in configs if Path(c["result"]).exists()
         ]
     posts = bench.standin.posts()
     delivered = metrics.deliveries(seeded, posts, go)
     measured = metrics.workers(results, go, delivered["delivered"])
+    measured["cpu_seconds"] |= {
+        name: round(cpu_after[name] - cpu_before[name], 2) for name in cpu_before
+    }
     if measured["capped"]:
         # Stopped at its cap: what was not sent yet was not lost, only not reached.
         delivered["not_reached_at_cap"] = delivered["lost"]
@@ -128,6 +134,15 @@ def contend(
         "pacing": metrics.pacing(posts),
         "final_statuses": dict(statuses),
         "worker_errors": errors,
+    }
+
+
+def _service_cpu(bench: Bench) -> dict[str, float]:
+    """CPU seconds so far of the emulator and the stand-in (cumulative, so a run's share is a
+    difference; the bench's own reads of the stand-in's record come after a run)."""
+    return {
+        "emulator": cpu.group_seconds(bench.emulator_pgid),
+        "standin": cpu.process_seconds(bench.standin.pid),
     }
 
 

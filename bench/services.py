@@ -55,6 +55,10 @@ class StandInProcess:
                     raise RuntimeError("the Slack stand-in did not start") from None
                 time.sleep(0.05)
 
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
     def _call(self, method: str, path: str) -> Any:
         # Always our own http://127.0.0.1 control URL, built above.
         request = urllib.request.Request(self._control + path, method=method)  # noqa: S310

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bench import cpu
 from bench.contenders import run_floor, run_ours, run_seed_style
 from bench.rpc import CountedClient, RpcCounter
 from core.clock import SystemClock
@@ -48,7 +49,7 @@ def main(config: dict[str, Any]) -> None:
     go = Path(config["go"])
     while not go.exists():
         time.sleep(0.005)
-    started = time.time()
+    started, cpu_started = time.time(), cpu.own_seconds()
     deadline = started + float(config["cap_seconds"])
     mode = config["mode"]
     if mode == "ours":
@@ -75,6 +76,7 @@ def main(config: dict[str, Any]) -> None:
         "capped": time.time() >= deadline,
         "totals": totals,
         "rpcs": counter.snapshot(),
+        "cpu_seconds": cpu.own_seconds() - cpu_started,
     }
     Path(config["result"]).write_text(json.dumps(result))
 

@@ -208,6 +208,11 @@ class FirestoreEmulator:
         return _authority(self.host, self.port)
 
     @property
+    def pid(self) -> int | None:
+        """The group leader's pid, which is also the group's id (None when not running)."""
+        return None if self._process is None else self._process.pid
+
+    @property
     def log_path(self) -> Path | None:
         """The emulator's combined stdout/stderr while it runs (removed by stop())."""
         return None if self._log_dir is None else self._log_dir / "firestore-emulator.log"
