@@ -40,9 +40,10 @@ class Sent:
 
     claim: Claim
     post: PostResult
-    # When the post began: a channel's next post is paced from here, not from the claim
-    # (whose commit takes longer under load), so posts reach Slack at least 1 s apart.
-    posted_at: datetime | None = None
+    # When Slack answered the post: a channel's next post is paced from here. The post
+    # reached Slack before its answer, so the next one, an interval later, reaches it at
+    # least an interval after this one did, however long either spent on the way.
+    answered_at: datetime | None = None
 
 
 def claim_and_send(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Result | Sent:
@@ -52,8 +53,8 @@ def claim_and_send(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) ->
     claim = claim_message(rt, snap, slots)
     if not isinstance(claim, Claim):
         return claim
-    posted_at = rt.clock.now()
-    return Sent(claim, send(rt, claim), posted_at)
+    post = send(rt, claim)
+    return Sent(claim, post, rt.clock.now())
 
 
 def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:

@@ -46,9 +46,10 @@ class ChannelPacer:
         """The channel's next slot, None if it has none yet (it may post now)."""
         return self._next_slot.get(channel)
 
-    def started(self, channel: str, at: datetime) -> None:
-        """A delivery in `channel` actually began at `at` (later than its slot when it waited
-        for a free thread): the next one keeps a full interval from this one."""
+    def answered(self, channel: str, at: datetime) -> None:
+        """Slack answered a post in `channel` at `at` (later than its slot: the claim and
+        the post took time): the next one keeps a full interval from then, so it reaches
+        Slack at least an interval after this one, whatever the network did to either."""
         self._next_slot[channel] = max(self._next_slot.get(channel, at), at + POST_INTERVAL)
         if self._recent is not None:
             self._recent.note(channel, at)

@@ -200,8 +200,8 @@ class _Page:
             for future in done:
                 i = busy.pop(future)
                 outcome, channel = future.result(), channels[i]
-                if outcome.started is not None and channel is not None:
-                    self._pacer.started(channel, outcome.started)
+                if outcome.answered is not None and channel is not None:
+                    self._pacer.answered(channel, outcome.answered)
                 if isinstance(outcome.outcome, Sent):
                     self._unrecorded.append(outcome.outcome)
                 elif outcome.outcome is Result.DUPLICATE:
@@ -246,7 +246,7 @@ class _Page:
             self._slots.claimed(slots, outcome.claim.slot_versions, started)
             with _COUNTS_LOCK:
                 self._counts["claimed"] += 1
-            return _Done(outcome.posted_at or started, outcome)
+            return _Done(outcome.answered_at or self._rt.clock.now(), outcome)
         if outcome is Result.DUPLICATE and slots:
             self._slots.lost(slots, self._rt.clock.now())
         with _COUNTS_LOCK:
@@ -283,7 +283,7 @@ class _Page:
 
 @dataclass(frozen=True)
 class _Done:
-    started: datetime | None  # when a claimed delivery's post began (pacing measures from it)
+    answered: datetime | None  # when a claimed delivery's post was answered (pacing's start)
     outcome: Result | Sent | None  # Sent: posted (or tried), to be recorded
 
 

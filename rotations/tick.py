@@ -83,7 +83,7 @@ def _deliver_paced(
     if claim is not None:
         slots.claimed(taken, claim.slot_versions, started)
         if channel is not None:
-            pacer.started(channel, started)
+            pacer.answered(channel, rt.clock.now())  # posted, answered and recorded
         counts["claimed"] += 1
     elif result is Result.DUPLICATE and taken:
         slots.lost(taken, rt.clock.now())

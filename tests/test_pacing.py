@@ -9,6 +9,7 @@ from datetime import timedelta
 from decimal import Decimal
 from itertools import pairwise
 
+from core.slack import SlackTransport
 from emulator.slack_standin import Fault
 from processor.tick import run_tick
 from tests.conftest import T0, make_runtime, message, seed_message
@@ -59,3 +60,30 @@ def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
 
     assert len(slack.posts()) == 1
     assert message(db, mid)["status"] == "sent"
+
+
+class _FirstPostSlowOnTheWay(SlackTransport):
+    """The first post spends 0.4 s (on the test clock) on its way to Slack; later ones
+    arrive at once."""
+
+    def __init__(self, clock, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._clock, self._posts = clock, 0
+
+    def post(self, *args, **kwargs):
+        self._posts += 1
+        if self._posts == 1:
+            self._clock.advance(timedelta(milliseconds=400))
+        return super().post(*args, **kwargs)
+
+
+def test_a_slow_post_does_not_bring_the_next_one_in_its_channel_closer_than_a_second(rt, db, slack):
+    slow = _FirstPostSlowOnTheWay(rt.clock, "xoxb-test", rt.settings.slack_api_url, 10)
+    rt = replace(rt, slack=slow)
+    seed_message(db, next_run_at=T0 - timedelta(minutes=2))
+    seed_message(db, next_run_at=T0 - timedelta(minutes=1))
+
+    assert run_tick(rt)["sent"] == 2
+
+    # Paced from when Slack answered the first post, not from when it was sent.
+    assert gaps_per_channel(slack)["C0123ABCD"] == [Decimal("1")]
