@@ -108,8 +108,15 @@ class ChannelSlots:
         self.contended = False
 
     def read(self, channels: Iterable[str], now: datetime) -> None:
-        """One batched read of the channels' slots for this minute."""
-        self._read([self._ref(slot_id(c, now)) for c in set(channels)], now)
+        """One batched read of this minute's slots of the channels, except those whose
+        holder is already known: a channel another worker holds stays theirs until its hold
+        runs out, and one this worker wrote last is conditioned on what it wrote (a claim
+        that finds it changed fails, and `lost` reads it)."""
+        unknown = {c for c in channels if not self._known_holder(c, now)}
+        self._read([self._ref(slot_id(c, now)) for c in unknown], now)
+
+    def _known_holder(self, channel: str, now: datetime) -> bool:
+        return self.mine(channel, now) or self.held_elsewhere(channel, now)
 
     def _read(self, refs: list[firestore.DocumentReference], now: datetime) -> None:
         if not refs:
@@ -138,6 +145,11 @@ class ChannelSlots:
             and slot.next_post_at is not None
             and now < slot.next_post_at + HOLD
         )
+
+    def mine(self, channel: str, now: datetime) -> bool:
+        """This worker wrote the channel's slot last, as far as this process knows."""
+        slot = self._slot(channel, now)
+        return slot is not None and slot.worker == self._rt.worker_id
 
     def next_post_at(self, channel: str, now: datetime) -> datetime | None:
         slot = self._slot(channel, now)

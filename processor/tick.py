@@ -32,6 +32,9 @@ from processor.reconcile import reconcile_expired
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
 PARALLEL_POSTS = 32
+# With other workers about, lanes begun at once whose channel this worker does not hold: a
+# lost race costs a claim commit each, so few are risked at a time.
+PROBES = 4
 # A page on which another worker won a claim is read again (without what this pass already
 # handled), at most this many reads per pass.
 MAX_PAGES = 20
@@ -103,8 +106,8 @@ def lanes(due: list[Snapshot], worker_id: str) -> list[list[Snapshot]]:
     the same page start in different places and rarely race for the same document."""
     by_channel: dict[str, list[Snapshot]] = {}
     for snap in due:
-        channel = (snap.to_dict() or {}).get("channel")
-        key = f"#{channel}" if isinstance(channel, str) else f"@{snap.id}"
+        channel = _channel(snap)
+        key = f"#{channel}" if channel is not None else f"@{snap.id}"
         by_channel.setdefault(key, []).append(snap)
     ordered = list(by_channel.values())
     if not ordered:
@@ -139,7 +142,9 @@ class _Page:
         self._pacer = pacer
         self._counts = counts
         self._slots = slots
-        # Another worker won a claim here: the rest of this page is probably theirs too.
+        # Another worker won a claim here: the lanes of channels this worker does not hold
+        # (begun on this page, or its slot says so) are probably that worker's now, and wait
+        # for the page's next read; the others go on.
         self.stale = False
         # Ids to read again: left unattempted when the page went stale, or lost to a slot.
         self.skipped: list[str] = []
@@ -149,16 +154,34 @@ class _Page:
         channels = [_channel(lane[0]) for lane in lanes]
         cursor = [0] * len(lanes)
         busy: dict[Future[_Done], int] = {}
-        closed: set[int] = set()  # lanes done, deferred, or left to another worker
+        running: set[int] = set()  # busy's lanes: looked up for every lane, every round
+        closed: set[int] = set()  # lanes done or deferred
+        lost: set[int] = set()  # lanes that lost a claim: their rest is read again
+        # Lanes whose channel this worker holds (its slot says so): no other worker takes
+        # them, so they go on whatever happens to the rest of the page.
+        now = self._rt.clock.now()
+        held = {i for i, c in enumerate(channels) if c is not None and self._slots.mine(c, now)}
+        # Lanes begun while other workers are about, their first claim in flight: a probe,
+        # since nothing says the channel's message is not being claimed by another worker.
+        probing: set[int] = set()
+        live = list(range(len(lanes)))  # lanes not yet done for good
+
+        def ours(i: int) -> bool:
+            return cursor[i] > 0 or i in held
 
         def idle() -> list[int]:
             """Lanes that could start a delivery, shallowest first (oldest first within)."""
-            waiting = [
+            nonlocal live
+            # Once done, lost, closed, or left unbegun on a stale page, a lane stays so.
+            live = [
                 i
-                for i in range(len(lanes))
-                if i not in closed and cursor[i] < len(lanes[i]) and i not in busy.values()
+                for i in live
+                if i not in closed
+                and i not in lost
+                and cursor[i] < len(lanes[i])
+                and (ours(i) or not self.stale)
             ]
-            return sorted(waiting, key=lambda i: (cursor[i], i))
+            return sorted((i for i in live if i not in running), key=lambda i: (cursor[i], i))
 
         def start(i: int) -> None:
             snap = lanes[i][cursor[i]]
@@ -169,26 +192,30 @@ class _Page:
                     self._counts["deferred"] += len(lanes[i]) - cursor[i]
                 closed.add(i)
                 return
+            if self._slots.contended and not ours(i):
+                probing.add(i)
             cursor[i] += 1
             # Whether this worker has more to post in the channel (its slot says so).
             more = self._backlog or cursor[i] < len(lanes[i])
             busy[self._pool.submit(self._one, snap, more)] = i
+            running.add(i)
 
         while True:
-            if not self.stale:
-                now = self._rt.clock.now()
-                for i in idle():
-                    if len(busy) >= PARALLEL_POSTS:
-                        break
-                    channel = channels[i]
-                    slot = self._pacer.ready_at(channel) if channel is not None else None
-                    if slot is None or slot <= now:
-                        start(i)  # its slot has come: acquire takes it without waiting
+            now = self._rt.clock.now()
+            for i in idle():
+                if len(busy) >= PARALLEL_POSTS:
+                    break
+                if self._slots.contended and len(probing) >= PROBES and not ours(i):
+                    continue
+                channel = channels[i]
+                slot = self._pacer.ready_at(channel) if channel is not None else None
+                if slot is None or slot <= now:
+                    start(i)  # its slot has come: acquire takes it without waiting
             if not busy or len(self._unrecorded) >= RECORD_BATCH:
                 # Before the pass waits on the clock, or ends, every send is on record.
                 self._record()
             if not busy:
-                waiting = [] if self.stale else idle()
+                waiting = idle()
                 if not waiting:
                     break
                 # Nothing in flight: the one place the pass waits on the clock.
@@ -199,6 +226,8 @@ class _Page:
             )
             for future in done:
                 i = busy.pop(future)
+                running.discard(i)
+                probing.discard(i)
                 outcome, channel = future.result(), channels[i]
                 if outcome.answered is not None and channel is not None:
                     self._pacer.answered(channel, outcome.answered)
@@ -206,9 +235,11 @@ class _Page:
                     self._unrecorded.append(outcome.outcome)
                 elif outcome.outcome is Result.DUPLICATE:
                     # Another worker won: the message, or only the channel's slot. The page
-                    # is read again, and offers whatever of this lane is still due then
-                    # (this document too) to whichever worker the slots leave it to.
+                    # is read again once this one is done, and offers whatever of this lane
+                    # is still due then (this document too) to whichever worker the slots
+                    # leave it to.
                     self.stale = True
+                    lost.add(i)
                     cursor[i] -= 1
         if self.stale:
             for i, lane in enumerate(lanes):
@@ -293,7 +324,11 @@ _MAX_POLL = 0.05
 
 
 def _channel(snap: Snapshot) -> str | None:
-    channel = (snap.to_dict() or {}).get("channel")
+    # One field, not to_dict(): that deep-copies the whole document, on every call.
+    try:
+        channel = snap.get("channel")
+    except KeyError:
+        return None
     return channel if isinstance(channel, str) else None
 
 

@@ -13,13 +13,15 @@ from decimal import Decimal
 from bench.rpc import CountedClient, RpcCounter
 from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES
+from core.store import due_messages as real_due
+from processor import tick
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.claim import Claim, claim_message
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.one_pass import run_pass
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
-from processor.tick import run_tick
+from processor.tick import PROBES, run_tick
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import seed_rotation
 
@@ -221,3 +223,85 @@ def test_a_rotation_meeting_another_workers_slot_posts_at_the_slots_time(
     assert [p.delivery_id for p in posts][1] == rotation_delivery_id("standup", T0.date())
     assert len(posts) == 2
     assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
+
+
+def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
+    settings, db, slack, clock, monkeypatch
+):
+    """Once a pass has lost a claim, it begins at most PROBES lanes at a time whose channel
+    it does not hold: when another worker has just taken a whole page, that costs a few
+    lost claims, not one per channel."""
+    mine = make_runtime(settings, db, clock, "worker-b")
+    other = make_runtime(settings, db, clock, "worker-a")
+    first = seed_message(db, channel="C0PROBE00")
+    later = [
+        seed_message(db, channel=f"C0PROBE{n:02d}", next_run_at=T0 + timedelta(seconds=1))
+        for n in range(1, 21)
+    ]
+    real_read = ChannelSlots.read
+    inside: list[bool] = []  # worker-a's own pass goes through the same functions: not intercepted
+
+    def due(db_, now, limit):
+        if inside:
+            return real_due(db_, now, limit)
+        if len(reads) == 1:
+            clock.advance(timedelta(seconds=1))  # the twenty come due before the next read
+        page = real_due(db_, now if len(reads) != 1 else clock.now(), limit)
+        reads.append(len(page))
+        if len(reads) == 1:
+            other_pass()  # worker-a takes the one due message right after our read
+        return page
+
+    def read(self, channels, now):
+        real_read(self, channels, now)
+        if not inside and not slot_reads:
+            slot_reads.append(sorted(channels))
+            other_pass()  # and the twenty, after we read their (empty) slots
+
+    def other_pass():
+        inside.append(True)
+        try:
+            run_tick(other)
+        finally:
+            inside.pop()
+
+    reads: list[int] = []
+    slot_reads: list[list[str]] = []
+    monkeypatch.setattr(tick, "due_messages", due)
+    monkeypatch.setattr(ChannelSlots, "read", read)
+
+    summary = run_tick(mine)
+
+    assert reads == [1, 20, 0]  # the page read after each lost claim
+    assert len(slot_reads[0]) == 20
+    assert (summary["sent"], summary["duplicates"]) == (0, 1 + PROBES)
+    delivery_ids = [p.delivery_id for p in slack.posts()]
+    assert len(delivery_ids) == len(set(delivery_ids)) == 21  # each once, by worker-a
+    assert {message(db, m)["status"] for m in [first, *later]} == {"sent"}
+
+
+def test_a_slot_known_to_be_held_elsewhere_is_not_read_again_while_its_hold_lasts(
+    settings, db, slack, clock
+):
+    first = make_runtime(settings, db, clock, "worker-a")
+    counter = RpcCounter()
+    second = replace(
+        make_runtime(settings, db, clock, "worker-b"), db=CountedClient(db.project, counter)
+    )
+    held = [f"C0HELD{n:03d}" for n in range(3)]
+    for channel in held:
+        # worker-a posts in each channel with more in hand: the channel is its to go on with.
+        m1 = seed_message(db, channel=channel)
+        seed_message(db, channel=channel)
+        slots = ChannelSlots(first).for_claim(channel, clock.now(), more=True)
+        sent = claim_and_send(first, db.collection(MESSAGES).document(m1).get(), slots)
+        assert isinstance(sent, Sent) and record_sends(first, [sent]) == [Result.SENT]
+
+    # worker-b's claims meet worker-a's slots and fail; it reads each lost slot once, and
+    # its next read of the page leaves the three channels to worker-a without reading
+    # their slots again.
+    summary = run_tick(second)
+
+    assert (summary["sent"], summary["duplicates"]) == (0, 3)
+    assert counter.snapshot()["documents_by"]["BatchGetDocuments"] == len(held)
+    assert [p.channel for p in slack.posts()] == held  # worker-a's three posts only
