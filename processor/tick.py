@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,6 +36,8 @@ PARALLEL_POSTS = 32
 # With other workers about, lanes begun at once whose channel this worker does not hold: a
 # lost race costs a claim commit each, so few are risked at a time.
 PROBES = 4
+# Lanes whose slots one batched read covers, when a probe is about to begin.
+CHECKS = 16
 # A page on which another worker won a claim is read again (without what this pass already
 # handled), at most this many reads per pass.
 MAX_PAGES = 20
@@ -84,15 +87,12 @@ def _ours(
     slots: ChannelSlots, pacer: ChannelPacer, due: list[Snapshot], rt: Runtime
 ) -> list[Snapshot]:
     """The documents of a page this worker takes: those whose channel no other worker is
-    posting to right now (that worker takes them), each channel paced from its slot. The
-    slots are read only once this pass has lost a claim: until then no other worker is seen
-    at work, and a claim's own slot write stops it if one is (processor.channel_slots)."""
+    posting to right now, as far as this process knows (that worker takes them), each
+    channel paced from its slot. Nothing is read here: a claim's own slot write stops it if
+    another worker holds the channel, and once one has, a page reads the slots of the lanes
+    it is about to begin (`_Page`)."""
     now = rt.clock.now()
-    # Only Slack-shaped ids have a slot (and can be a document id); a document with any other
-    # channel is rejected by its claim, with its code, like every bad document.
-    channels = {c for snap in due if (c := _channel(snap)) is not None and CHANNEL_ID.match(c)}
-    if slots.contended:
-        slots.read(channels, now)
+    channels = {c for snap in due if (c := _slotted(snap)) is not None}
     held = {c for c in channels if slots.held_elsewhere(c, now)}
     for channel in channels - held:
         if (next_post_at := slots.next_post_at(channel, now)) is not None:
@@ -156,7 +156,10 @@ class _Page:
         busy: dict[Future[_Done], int] = {}
         running: set[int] = set()  # busy's lanes: looked up for every lane, every round
         closed: set[int] = set()  # lanes done or deferred
-        lost: set[int] = set()  # lanes that lost a claim: their rest is read again
+        # Lanes that lost a claim, or whose channel another worker turned out to hold: their
+        # rest is read again.
+        lost: set[int] = set()
+        checked: set[int] = set()  # lanes whose channel's slot this page has read
         # Lanes whose channel this worker holds (its slot says so): no other worker takes
         # them, so they go on whatever happens to the rest of the page.
         now = self._rt.clock.now()
@@ -202,11 +205,17 @@ class _Page:
 
         while True:
             now = self._rt.clock.now()
-            for i in idle():
+            order = idle()
+            for k, i in enumerate(order):
                 if len(busy) >= PARALLEL_POSTS:
                     break
-                if self._slots.contended and len(probing) >= PROBES and not ours(i):
-                    continue
+                if self._slots.contended and not ours(i):
+                    if len(probing) >= PROBES:
+                        continue
+                    if i not in checked:
+                        self._check(order[k : k + CHECKS], channels, checked, lost, ours)
+                    if i in lost:
+                        continue  # another worker holds its channel
                 channel = channels[i]
                 slot = self._pacer.ready_at(channel) if channel is not None else None
                 if slot is None or slot <= now:
@@ -245,6 +254,27 @@ class _Page:
             for i, lane in enumerate(lanes):
                 if i not in closed:
                     self.skipped.extend(snap.id for snap in lane[cursor[i] :])
+
+    def _check(
+        self,
+        candidates: list[int],
+        channels: list[str | None],
+        checked: set[int],
+        lost: set[int],
+        ours: Callable[[int], bool],
+    ) -> None:
+        """Read the slots of the next lanes a probe may begin, in one batched get: a lane
+        whose channel another worker holds is left to it, the others keep its pace."""
+        batch = [i for i in candidates if i not in checked and not ours(i)]
+        checked.update(batch)
+        now = self._rt.clock.now()
+        slotted = {i: c for i in batch if (c := channels[i]) is not None and CHANNEL_ID.match(c)}
+        self._slots.read(slotted.values(), now)
+        for i, channel in slotted.items():
+            if self._slots.held_elsewhere(channel, now):
+                lost.add(i)
+            elif (next_post_at := self._slots.next_post_at(channel, now)) is not None:
+                self._pacer.hold(channel, next_post_at)
 
     def _slot_key(self, channel: str | None, depth: int, index: int) -> tuple[Any, ...]:
         slot = self._pacer.ready_at(channel) if channel else None
@@ -321,6 +351,14 @@ class _Done:
 _COUNTS_LOCK = threading.Lock()
 # The longest a pass waits on a delivery before looking again for a lane whose slot came.
 _MAX_POLL = 0.05
+
+
+def _slotted(snap: Snapshot) -> str | None:
+    """The document's channel if it has a pacing slot: only Slack-shaped ids do (and can be
+    part of a document id); a document with any other channel is rejected by its claim,
+    with its code, like every bad document."""
+    channel = _channel(snap)
+    return channel if channel is not None and CHANNEL_ID.match(channel) else None
 
 
 def _channel(snap: Snapshot) -> str | None:

@@ -21,7 +21,7 @@ from processor.deliver import Sent, claim_and_send, record_sends
 from processor.one_pass import run_pass
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
-from processor.tick import PROBES, run_tick
+from processor.tick import CHECKS, PROBES, run_tick
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import seed_rotation
 
@@ -256,7 +256,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
         real_read(self, channels, now)
         if not inside and not slot_reads:
             slot_reads.append(sorted(channels))
-            other_pass()  # and the twenty, after we read their (empty) slots
+            other_pass()  # and the twenty, after we read (empty) slots
 
     def other_pass():
         inside.append(True)
@@ -273,7 +273,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
     summary = run_tick(mine)
 
     assert reads == [1, 20, 0]  # the page read after each lost claim
-    assert len(slot_reads[0]) == 20
+    assert len(slot_reads[0]) == CHECKS  # the slots of the next lanes, not of the page
     assert (summary["sent"], summary["duplicates"]) == (0, 1 + PROBES)
     delivery_ids = [p.delivery_id for p in slack.posts()]
     assert len(delivery_ids) == len(set(delivery_ids)) == 21  # each once, by worker-a
@@ -305,3 +305,41 @@ def test_a_slot_known_to_be_held_elsewhere_is_not_read_again_while_its_hold_last
     assert (summary["sent"], summary["duplicates"]) == (0, 3)
     assert counter.snapshot()["documents_by"]["BatchGetDocuments"] == len(held)
     assert [p.channel for p in slack.posts()] == held  # worker-a's three posts only
+
+
+def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced(
+    settings, db, slack, clock, monkeypatch
+):
+    """Once a pass has lost a claim, it reads the slots of the lanes it is about to begin;
+    a channel another worker holds (with more in hand) is left to it without a claim."""
+    mine = make_runtime(settings, db, clock, "worker-b")
+    other = make_runtime(settings, db, clock, "worker-a")
+    h1 = seed_message(db, channel=CHANNEL)
+    h2 = seed_message(db, channel=CHANNEL, next_run_at=T0 + timedelta(seconds=1))
+    taken = seed_message(db, channel="C0TAKEN01")
+    # worker-a holds CHANNEL: it posted h1 with h2 in hand.
+    slots = ChannelSlots(other).for_claim(CHANNEL, clock.now(), more=True)
+    sent = claim_and_send(other, db.collection(MESSAGES).document(h1).get(), slots)
+    assert isinstance(sent, Sent) and record_sends(other, [sent]) == [Result.SENT]
+    reads: list[int] = []
+
+    def due(db_, now, limit):
+        if reads:
+            clock.advance(timedelta(seconds=1))  # h2 comes due for the second read
+        page = real_due(db_, clock.now(), limit)
+        reads.append(len(page))
+        if len(reads) == 1:  # worker-a claims `taken` right after our first read
+            snap = db.collection(MESSAGES).document(taken).get()
+            claimed = claim_and_send(
+                other, snap, ChannelSlots(other).for_claim("C0TAKEN01", clock.now(), more=False)
+            )
+            assert isinstance(claimed, Sent)
+        return page
+
+    monkeypatch.setattr(tick, "due_messages", due)
+
+    summary = run_tick(mine)
+
+    assert reads == [1, 1]
+    assert (summary["sent"], summary["duplicates"]) == (0, 1)  # `taken` only: h2 not raced
+    assert message(db, h2)["status"] == "pending"  # worker-a's to post
