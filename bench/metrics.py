@@ -12,6 +12,8 @@ from bench.seeding import Seeded
 # Between the pacer's slot and the post's arrival at the stand-in lie a claim commit and a
 # connection set-up, whose jitter can bring two paced posts a few ms under a second apart.
 PACING_TOLERANCE = 0.05
+# Pairs of posts closer than a second kept in the result, with their claims from the ledger.
+MAX_CLOSE_PAIRS = 20
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -48,22 +50,32 @@ def deliveries(seeded: list[Seeded], posts: list[dict[str, Any]], go: float) -> 
 
 
 def pacing(posts: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Per channel, the smallest gap between two consecutive posts' arrivals, and how many
-    channels had a gap under one second (less the tolerance)."""
-    stamps: dict[str, list[float]] = defaultdict(list)
+    """Per channel, the smallest gap between two consecutive posts' arrivals, how many
+    channels had a gap under one second (less the tolerance), and the first few such pairs
+    of posts by delivery id (to be explained from the ledger)."""
+    stamps: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for post in posts:
-        stamps[post["channel"]].append(post["received_at"])
-    gaps = {
-        channel: min((b - a for a, b in pairwise(sorted(s))), default=None)
-        for channel, s in stamps.items()
-    }
+        stamps[post["channel"]].append((post["received_at"], _delivery_id(post)))
+    pairs = {channel: list(pairwise(sorted(s))) for channel, s in stamps.items()}
+    gaps = {c: min((b[0] - a[0] for a, b in p), default=None) for c, p in pairs.items()}
     real = [g for g in gaps.values() if g is not None]
+    close = [
+        {"channel": channel, "gap_s": _round(b[0] - a[0]), "delivery_ids": [a[1], b[1]]}
+        for channel, p in pairs.items()
+        for a, b in p
+        if b[0] - a[0] < 1 - PACING_TOLERANCE
+    ]
     return {
         "channels": len(stamps),
         "min_gap_s": _round(min(real, default=None)),
         "channels_over_one_per_second": sum(1 for g in real if g < 1 - PACING_TOLERANCE),
         "tolerance_s": PACING_TOLERANCE,
+        "close_pairs": close[:MAX_CLOSE_PAIRS],
     }
+
+
+def _delivery_id(post: dict[str, Any]) -> str:
+    return str(((post.get("metadata") or {}).get("event_payload") or {}).get("delivery_id"))
 
 
 def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from core.clock import SystemClock
 from core.runtime import Runtime, new_worker_id
 from core.settings import Settings
 from core.slack import SlackTransport
-from core.store import MESSAGES, due_messages
+from core.store import DELIVERIES, MESSAGES, due_messages
 from processor.tick import run_tick
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
@@ -121,6 +121,14 @@ def contend(
         # Stopped at its cap: what was not sent yet was not lost, only not reached.
         delivered["not_reached_at_cap"] = delivered["lost"]
         delivered["lost"] = None
+    pacing = metrics.pacing(posts)
+    for pair in pacing["close_pairs"]:
+        # Who claimed each of the two, and when: the ledger entries say.
+        entries = [db.collection(DELIVERIES).document(d).get() for d in pair["delivery_ids"]]
+        pair["claims"] = [
+            {k: (e.to_dict() or {}).get(k) for k in ("worker", "claimed_at", "sent_at")}
+            for e in entries
+        ]
     statuses = Counter(
         (d.to_dict() or {}).get("status") for d in list(db.collection(MESSAGES).stream())
     )
@@ -131,7 +139,7 @@ def contend(
         "workers": workers,
         **delivered,
         **measured,
-        "pacing": metrics.pacing(posts),
+        "pacing": pacing,
         "final_statuses": dict(statuses),
         "worker_errors": errors,
     }

@@ -268,7 +268,7 @@ class _Page:
         batch = [i for i in candidates if i not in checked and not ours(i)]
         checked.update(batch)
         now = self._rt.clock.now()
-        slotted = {i: c for i in batch if (c := channels[i]) is not None and CHANNEL_ID.match(c)}
+        slotted = {i: c for i in batch if (c := _slot_channel(channels[i])) is not None}
         self._slots.read(slotted.values(), now)
         for i, channel in slotted.items():
             if self._slots.held_elsewhere(channel, now):
@@ -354,10 +354,13 @@ _MAX_POLL = 0.05
 
 
 def _slotted(snap: Snapshot) -> str | None:
-    """The document's channel if it has a pacing slot: only Slack-shaped ids do (and can be
-    part of a document id); a document with any other channel is rejected by its claim,
-    with its code, like every bad document."""
-    channel = _channel(snap)
+    return _slot_channel(_channel(snap))
+
+
+def _slot_channel(channel: str | None) -> str | None:
+    """The channel if it has a pacing slot: only Slack-shaped ids do (and can be part of a
+    document id); a document with any other channel is rejected by its claim, with its
+    code, like every bad document."""
     return channel if channel is not None and CHANNEL_ID.match(channel) else None
 
 
