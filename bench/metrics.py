@@ -9,8 +9,8 @@ from typing import Any
 
 from bench.seeding import Seeded
 
-# Between the pacer's slot and the post's arrival at the stand-in lie a claim commit and a
-# connection set-up, whose jitter can bring two paced posts a few ms under a second apart.
+# Timing noise at the stand-in (and, between two workers, the handover margin's limits) can
+# bring two paced posts a few ms under a second apart.
 PACING_TOLERANCE = 0.05
 # Pairs of posts closer than a second kept in the result, with their claims from the ledger.
 MAX_CLOSE_PAIRS = 20

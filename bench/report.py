@@ -124,14 +124,15 @@ def render(result: dict[str, Any]) -> str:
         if label == "seed" or run["capped"]:
             note += f" delivered {run['delivered']}/{run['seeded']}"
         if len(run.get("trials_messages_per_s", [])) > 1:
-            note += f"median of msg/s {run['trials_messages_per_s']}"
+            note += f" median of msg/s {run['trials_messages_per_s']}"
         delivered = run["delivered"]
         docs = round(run["documents_read"] / delivered, 1) if delivered else None
         lost = run["lost"] if not run["capped"] else "-"
         lines.append(
             f"{label:<22}{run['workers']:>3}{run['drain_s']:>9}{run['messages_per_s']!s:>8}"
             f"{run['duplicates']:>5}{lost:>5}{run['rpcs_per_delivered']!s:>9}{docs!s:>9}"
-            f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}{_cpu_per_message(run):>20}  {note}"
+            f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}{_cpu_per_message(run):>20}"
+            f"  {note.strip()}"
         )
     for label, figures in runs.get("scale", {}).items():
         lines.append(

@@ -22,24 +22,24 @@ from core.store import make_client
 
 
 class RecentPosts:
-    """When this process last started a delivery in each channel, kept across passes: a
+    """When Slack last answered this process's post in each channel, kept across passes: a
     worker that runs passes back to back (`python -m processor --until-idle`) must not post
     to a channel again within the pacing interval just because a new pass began."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._started: dict[str, datetime] = {}
+        self._answered: dict[str, datetime] = {}
 
-    def note(self, channel: str, started: datetime) -> None:
+    def note(self, channel: str, answered: datetime) -> None:
         with self._lock:
-            self._started[channel] = max(started, self._started.get(channel, started))
+            self._answered[channel] = max(answered, self._answered.get(channel, answered))
 
     def next_slots(self, now: datetime, interval: timedelta) -> dict[str, datetime]:
         """The channels still inside their interval at `now`, and when each frees up. Older
         entries are dropped, so the record stays as small as the last interval's posts."""
         with self._lock:
-            self._started = {c: t for c, t in self._started.items() if t + interval > now}
-            return {c: t + interval for c, t in self._started.items()}
+            self._answered = {c: t for c, t in self._answered.items() if t + interval > now}
+            return {c: t + interval for c, t in self._answered.items()}
 
 
 class KnownDocuments:

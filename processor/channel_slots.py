@@ -14,9 +14,10 @@ a post at 09:00:59.5 is seen by a claim at 09:01:00.2.
 One slot per minute is what makes the usual pass read no slots at all: a channel's first
 post in a minute needs no read, and the slots this process wrote are remembered across
 passes (Runtime.known_slots). Only once a pass has lost a claim (another worker is at work)
-does it read the slots of each page's channels, in one batched get, and leave a channel
-that another worker is posting to right now, with more for it in hand, to that worker, so
-workers divide the channels between them instead of racing for them. The slots expire
+does it read slots: those of the lanes it is about to begin, a few at a time in one
+batched get (processor.tick), skipping channels whose holder it already knows; it leaves a
+channel that another worker is posting to right now, with more for it in hand, to that
+worker, so workers divide the channels between them instead of racing for them. The slots expire
 (`expires_at`, a TTL policy in firestore.indexes.json) a day after they were written.
 """
 
