@@ -246,7 +246,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
             return real_due(db_, now, limit)
         if len(reads) == 1:
             clock.advance(timedelta(seconds=1))  # the twenty come due before the next read
-        page = real_due(db_, now if len(reads) != 1 else clock.now(), limit)
+        page = real_due(db_, clock.now(), limit)  # the pass's `now`, or just after it
         reads.append(len(page))
         if len(reads) == 1:
             other_pass()  # worker-a takes the one due message right after our read
