@@ -154,7 +154,7 @@ class Rotation:
 
     def missed_days(self, today: date) -> list[date]:
         """The turn days after `last_processed_date` and before `today` (at most a year
-        back): turns nobody took because nothing ran. None when no turn was ever taken."""
+        back): turns nobody took because nothing ran. Empty when no turn was ever taken."""
         if self.last_processed_date is None:
             return []
         day = max(self.last_processed_date, today - timedelta(days=_SEARCH_DAYS))

@@ -31,6 +31,7 @@ from typing import Any
 from google.cloud import firestore
 
 from core import logs
+from core.models import CHANNEL_ID
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
 from processor.pacing import POST_INTERVAL
@@ -45,6 +46,13 @@ KEEP = timedelta(days=1)
 # the other (250 ms was not always enough on a loaded emulator). This worker paces its own
 # posts from when Slack answered the last one, which needs no margin.
 HANDOVER = timedelta(seconds=1)
+
+
+def slot_channel(channel: str | None) -> str | None:
+    """The channel if it has pacing slots: only Slack-shaped ids do (and can be part of a
+    document id); a document with any other channel is rejected by its claim, with its
+    code, like every bad document."""
+    return channel if channel is not None and CHANNEL_ID.match(channel) else None
 
 
 def slot_id(channel: str, at: datetime) -> str:

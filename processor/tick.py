@@ -20,11 +20,11 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
-from core.models import CHANNEL_ID, Message
+from core.models import Message
 from core.runtime import Runtime
 from core.store import Snapshot, due_messages
 from formatting.slack_text import to_slack
-from processor.channel_slots import ChannelSlots
+from processor.channel_slots import ChannelSlots, slot_channel
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.outcome import SUMMARY_KEYS, Result, tally
@@ -268,7 +268,7 @@ class _Page:
         batch = [i for i in candidates if i not in checked and not ours(i)]
         checked.update(batch)
         now = self._rt.clock.now()
-        slotted = {i: c for i in batch if (c := _slot_channel(channels[i])) is not None}
+        slotted = {i: c for i in batch if (c := slot_channel(channels[i])) is not None}
         self._slots.read(slotted.values(), now)
         for i, channel in slotted.items():
             if self._slots.held_elsewhere(channel, now):
@@ -291,11 +291,8 @@ class _Page:
     def _one(self, snap: Snapshot, more: bool) -> _Done:
         started = self._rt.clock.now()
         channel = _channel(snap)
-        slots = (
-            self._slots.for_claim(channel, started, more=more)
-            if channel is not None and CHANNEL_ID.match(channel)
-            else ()
-        )
+        slotted = slot_channel(channel)
+        slots = self._slots.for_claim(slotted, started, more=more) if slotted else ()
         try:
             outcome = claim_and_send(self._rt, snap, slots)
         except Exception as exc:
@@ -354,14 +351,7 @@ _MAX_POLL = 0.05
 
 
 def _slotted(snap: Snapshot) -> str | None:
-    return _slot_channel(_channel(snap))
-
-
-def _slot_channel(channel: str | None) -> str | None:
-    """The channel if it has a pacing slot: only Slack-shaped ids do (and can be part of a
-    document id); a document with any other channel is rejected by its claim, with its
-    code, like every bad document."""
-    return channel if channel is not None and CHANNEL_ID.match(channel) else None
+    return slot_channel(_channel(snap))
 
 
 def _channel(snap: Snapshot) -> str | None:

@@ -16,7 +16,7 @@ from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from processor.ledger_entries import new_day_entry
+from processor.ledger_entries import existing_ids, new_day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
@@ -38,7 +38,7 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
         rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day))
         for day in recent
     ]
-    existing = {snap.id for snap in rt.db.get_all(refs) if snap.exists} if refs else set()
+    existing = existing_ids(rt, refs) if refs else set()
     kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in existing]
     fields = [
         new_day_entry(

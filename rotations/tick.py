@@ -9,11 +9,10 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
-from core.models import CHANNEL_ID
 from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations
-from processor.channel_slots import ChannelSlots
+from processor.channel_slots import ChannelSlots, slot_channel
 from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
 from rotations.deliver import deliver_day, render_turn
@@ -39,7 +38,7 @@ def run_rotations(rt: Runtime) -> Counter[str]:
         # to the channel this minute.
         for attempt in range(2):
             result = _deliver_paced(rt, snap, channel, pacer, slots, counts, reread=attempt > 0)
-            if result is not Result.DUPLICATE or channel is None or not CHANNEL_ID.match(channel):
+            if result is not Result.DUPLICATE or slot_channel(channel) is None:
                 break
     return counts
 
@@ -57,14 +56,14 @@ def _deliver_paced(
     """Claim and post one due turn once its channel's pace allows (`reread`: the rotation
     read again first); None when it was deferred or raised (counted either way)."""
     now = rt.clock.now()
-    shaped = channel is not None and CHANNEL_ID.match(channel) is not None
-    if channel is not None and shaped and (at := slots.next_post_at(channel, now)) is not None:
-        pacer.hold(channel, at)
+    slotted = slot_channel(channel)
+    if slotted is not None and (at := slots.next_post_at(slotted, now)) is not None:
+        pacer.hold(slotted, at)
     if channel is not None and not pacer.acquire(channel):
         counts["deferred"] += 1  # not claimed: the next pass takes it
         return None
     started = rt.clock.now()
-    taken = slots.for_claim(channel, started, more=False) if channel and shaped else ()
+    taken = slots.for_claim(slotted, started, more=False) if slotted else ()
     try:
         if reread:
             snap = snap.reference.get()
