@@ -5,6 +5,7 @@ requests (it holds the gRPC channel)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from google.cloud import firestore
@@ -32,18 +33,33 @@ def read_in_order(db: firestore.Client, *refs: firestore.DocumentReference) -> l
     return [found[ref.path] for ref in refs]
 
 
-def due_messages(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+@dataclass(frozen=True)
+class ChannelRange:
+    """Channels from `low` (inclusive) up to `high` (exclusive; None: to the end), in the
+    order Firestore compares strings."""
+
+    low: str
+    high: str | None = None
+
+
+def due_messages(
+    db: firestore.Client, now: datetime, limit: int, channels: ChannelRange | None = None
+) -> list[Snapshot]:
     """Waiting messages due at `now`, oldest first, through the (status, next_run_at)
-    composite index. Materialised: iterating a live stream while doing slow work per
-    document has crashed inside the client's retry path."""
+    composite index; with `channels`, only those posting to a channel in that range,
+    through (status, next_run_at, channel): the channel is a second range filter, so the
+    scan stays within what is due. Materialised: iterating a live stream while doing slow
+    work per document has crashed inside the client's retry path."""
     query = (
         db.collection(MESSAGES)
         .where(filter=FieldFilter("status", "in", list(Status.WAITING)))
         .where(filter=FieldFilter("next_run_at", "<=", now))
-        .order_by("next_run_at")
-        .limit(limit)
     )
-    return list(query.stream())
+    if channels is not None:
+        query = query.where(filter=FieldFilter("channel", ">=", channels.low))
+        if channels.high is not None:
+            query = query.where(filter=FieldFilter("channel", "<", channels.high))
+    return list(query.order_by("next_run_at").limit(limit).stream())
 
 
 def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:

@@ -22,7 +22,7 @@ from core import logs
 from core.errors import DocumentError
 from core.models import Message
 from core.runtime import Runtime
-from core.store import Snapshot, due_messages
+from core.store import ChannelRange, Snapshot, due_messages
 from formatting.slack_text import to_slack
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.claim import planned_occurrence
@@ -64,9 +64,12 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     slots = ChannelSlots(rt)
     seen: set[str] = set()
     read = 0
+    # Once another worker has won a claim, the channels this worker was first to reach: its
+    # share, which it alone reads from then on (None: the whole page, from the head).
+    share: ChannelRange | None = None
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         for _ in range(MAX_PAGES):
-            due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit)
+            due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit, share)
             read += len(due)
             fresh = _ours(slots, pacer, [snap for snap in due if snap.id not in seen], rt)
             # At most TICK_LIMIT documents are handled per pass, however often it reads.
@@ -75,10 +78,12 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             # A full page: more is due than was read, so this worker will be back for more.
             backlog = len(due) >= rt.settings.tick_limit
             page = _Page(rt, pool, pacer, counts, slots, backlog=backlog)
-            page.deliver(lanes(fresh, rt.worker_id))
+            # A share is read from its start; the head, from a place of this worker's own.
+            page.deliver(lanes(fresh, None if share else rt.worker_id))
             if not page.skipped:
                 break  # everything read was handled: the next pass reads what is left
             seen.difference_update(page.skipped)
+            share = page.share
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
 
@@ -100,19 +105,21 @@ def _ours(
     return [snap for snap in due if _channel(snap) not in held]
 
 
-def lanes(due: list[Snapshot], worker_id: str) -> list[list[Snapshot]]:
+def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
     """One lane per channel, each in due order (a document without a usable channel is a lane
-    of its own). Lanes start at an offset derived from the worker's id, so workers reading
-    the same page start in different places and rarely race for the same document."""
-    by_channel: dict[str, list[Snapshot]] = {}
+    of its own, after the channels), the channels in order. The lanes start at a place
+    derived from the worker's id (None: at the first), so workers reading the same page
+    start in different places and rarely race for the same document, and a worker starts at
+    about the same place of every page, among channels it has posted to."""
+    by_channel: dict[tuple[bool, str], list[Snapshot]] = {}
     for snap in due:
         channel = _channel(snap)
-        key = f"#{channel}" if channel is not None else f"@{snap.id}"
+        key = (False, channel) if channel is not None else (True, snap.id)
         by_channel.setdefault(key, []).append(snap)
-    ordered = list(by_channel.values())
-    if not ordered:
+    ordered = [by_channel[key] for key in sorted(by_channel)]
+    if worker_id is None:
         return ordered
-    offset = zlib.crc32(worker_id.encode()) % len(ordered)
+    offset = zlib.crc32(worker_id.encode()) * len(ordered) >> 32
     return ordered[offset:] + ordered[:offset]
 
 
@@ -148,6 +155,9 @@ class _Page:
         self.stale = False
         # Ids to read again: left unattempted when the page went stale, or lost to a slot.
         self.skipped: list[str] = []
+        # Once stale: the channels from the first lane up to the first lost one, which no
+        # other worker reached first (None: none such, or the lanes had no channels).
+        self.share: ChannelRange | None = None
         self._unrecorded: list[Sent] = []
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
@@ -254,6 +264,7 @@ class _Page:
             for i, lane in enumerate(lanes):
                 if i not in closed:
                     self.skipped.extend(snap.id for snap in lane[cursor[i] :])
+            self.share = _share(channels, min(lost, default=0))
 
     def _check(
         self,
@@ -348,6 +359,15 @@ class _Done:
 _COUNTS_LOCK = threading.Lock()
 # The longest a pass waits on a delivery before looking again for a lane whose slot came.
 _MAX_POLL = 0.05
+
+
+def _share(channels: list[str | None], first_lost: int) -> ChannelRange | None:
+    """The channels of lanes[0:first_lost], as a range (lanes are in channel order from
+    their start, so a share that passes the last channel runs to the end)."""
+    low, high = channels[0], channels[first_lost]
+    if first_lost == 0 or low is None or high is None:
+        return None
+    return ChannelRange(low, high if high > low else None)
 
 
 def _slotted(snap: Snapshot) -> str | None:

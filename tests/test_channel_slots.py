@@ -10,9 +10,11 @@ from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
+
 from bench.rpc import CountedClient, RpcCounter
 from core.models import message_delivery_id, rotation_delivery_id
-from core.store import CHANNEL_PACING, MESSAGES
+from core.store import CHANNEL_PACING, MESSAGES, ChannelRange
 from core.store import due_messages as real_due
 from processor import tick
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
@@ -241,12 +243,12 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
     real_read = ChannelSlots.read
     inside: list[bool] = []  # worker-a's own pass goes through the same functions: not intercepted
 
-    def due(db_, now, limit):
+    def due(db_, now, limit, channels=None):
         if inside:
-            return real_due(db_, now, limit)
+            return real_due(db_, now, limit, channels)
         if len(reads) == 1:
             clock.advance(timedelta(seconds=1))  # the twenty come due before the next read
-        page = real_due(db_, clock.now(), limit)  # the pass's `now`, or just after it
+        page = real_due(db_, clock.now(), limit, channels)  # the pass's `now`, or after it
         reads.append(len(page))
         if len(reads) == 1:
             other_pass()  # worker-a takes the one due message right after our read
@@ -323,10 +325,10 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     assert isinstance(sent, Sent) and record_sends(other, [sent]) == [Result.SENT]
     reads: list[int] = []
 
-    def due(db_, now, limit):
+    def due(db_, now, limit, channels=None):
         if reads:
             clock.advance(timedelta(seconds=1))  # h2 comes due for the second read
-        page = real_due(db_, clock.now(), limit)
+        page = real_due(db_, clock.now(), limit, channels)
         reads.append(len(page))
         if len(reads) == 1:  # worker-a claims `taken` right after our first read
             snap = db.collection(MESSAGES).document(taken).get()
@@ -343,3 +345,46 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     assert reads == [1, 1]
     assert (summary["sent"], summary["duplicates"]) == (0, 1)  # `taken` only: h2 not raced
     assert message(db, h2)["status"] == "pending"  # worker-a's to post
+
+
+# worker-b starts at the tenth channel of twelve: its share runs past the last one.
+@pytest.mark.parametrize("worker", ["worker-b", "worker-d"])
+def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
+    settings, db, slack, clock, monkeypatch, worker
+):
+    """Workers reading one backlog start at different channels of it (lanes are in channel
+    order). Once this pass loses a claim, its share is the channels from its start up to the
+    first one lost, and it reads only those from then on: the rest of the backlog is the
+    other workers' to read, not every worker's."""
+    mine = make_runtime(settings, db, clock, worker)
+    other = make_runtime(settings, db, clock, "worker-a")
+    channels = [f"C0SHARE{n:02d}" for n in range(12)]
+    ids = {c: [seed_message(db, f"{c}-{k}", channel=c) for k in range(3)] for c in channels}
+    head = real_due(db, clock.now(), settings.tick_limit)
+    start = channels.index(tick.lanes(head, worker)[0][0].get("channel"))
+    theirs = [channels[(start + k) % 12] for k in (3, 4, 5)]  # worker-a's, a few lanes on
+    reads: list[tuple[ChannelRange | None, list[str]]] = []
+
+    def due(db_, now, limit, share=None):
+        page = real_due(db_, now, limit, share)
+        reads.append((share, [snap.get("channel") for snap in page]))
+        if len(reads) == 1:  # worker-a takes the first message of its channels meanwhile
+            for channel in theirs:
+                slots = ChannelSlots(other).for_claim(channel, clock.now(), more=True)
+                snap = db.collection(MESSAGES).document(ids[channel][0]).get()
+                assert isinstance(claim_and_send(other, snap, slots), Sent)
+        return page
+
+    monkeypatch.setattr(tick, "due_messages", due)
+
+    summary = run_tick(mine)
+
+    share = ChannelRange(channels[start], theirs[0] if theirs[0] > channels[start] else None)
+    assert [r[0] for r in reads] == [None, share]
+    assert len(reads[0][1]) == 36 and reads[1][1] == []  # its own channels are all done
+    assert (summary["sent"], summary["duplicates"]) == (27, 3)
+    posted = [p.channel for p in slack.posts()]
+    assert sorted(set(posted) - set(theirs)) == sorted(set(channels) - set(theirs))
+    assert all(posted.count(c) == 3 for c in set(channels) - set(theirs))
+    for channel in theirs:  # worker-a's to go on with: this pass did not read them again
+        assert [message(db, m)["status"] for m in ids[channel][1:]] == ["pending"] * 2

@@ -95,15 +95,21 @@ def test_back_to_back_passes_keep_a_channels_pace(rt, db, slack):
 
 def test_lanes_group_by_channel_in_due_order_and_start_apart_per_worker(db):
     for n in range(40):
-        seed_message(db, f"lane-{n:02d}", channel=f"C{n % 10:04d}LANE")
+        seed_message(db, f"lane-{n:02d}", channel=f"C{(7 * n) % 10:04d}LANE")
     snaps = [db.collection("scheduled_messages").document(f"lane-{n:02d}").get() for n in range(40)]
 
-    mine, theirs = lanes(snaps, "worker-a"), lanes(snaps, "worker-b")
+    mine, theirs, first = lanes(snaps, "worker-a"), lanes(snaps, "worker-b"), lanes(snaps, None)
 
     assert sorted(len(lane) for lane in mine) == [4] * 10
     for lane in mine:
         assert [s.id for s in lane] == sorted(s.id for s in lane)
         assert len({(s.to_dict() or {})["channel"] for s in lane}) == 1
-    assert {lane[0].id for lane in mine} == {lane[0].id for lane in theirs}
-    assert mine[0][0].id != theirs[0][0].id  # two workers start in different places
+    # In channel order (a worker's share of a page is a range of channels), from the first
+    # channel, or from a place of the worker's own, so two workers start in different places.
+    channels = [lane[0].get("channel") for lane in first]
+    assert channels == [f"C{n:04d}LANE" for n in range(10)]
+    for rotated in (mine, theirs):
+        start = channels.index(rotated[0][0].get("channel"))
+        assert [lane[0].get("channel") for lane in rotated] == channels[start:] + channels[:start]
+    assert mine[0][0].id != theirs[0][0].id
     assert PARALLEL_POSTS > 1
