@@ -1,6 +1,7 @@
 """What each worker process runs, per contender, on the same data and the same transport.
 
-- ours: the product's own pass, `processor.tick.run_tick`, until nothing is due.
+- ours: the product's own pass, `processor.tick.run_tick`, until nothing is due
+  (`processor.one_pass.until_idle`).
 - seed: the seed-002 style processor: read each due document again inside a transaction,
   set `sending`, commit; send; write the final status. Sequential, as it was.
 - floor: what any sender must do and nothing more: per message one unconditional write and
@@ -25,18 +26,18 @@ from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
 from formatting.slack_text import to_slack
+from processor.one_pass import until_idle
 from processor.outcome import SUMMARY_KEYS
 from processor.tick import run_tick
 
 
 def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
+    """Message passes back to back until idle, as `python -m processor --until-idle` runs
+    them (without the rotations' two queries per pass: there are no rotations here)."""
     totals: Counter[str] = Counter()
-    while time.time() < deadline:
-        summary = run_tick(rt)
+    for summary in until_idle(rt, run_tick, lambda: time.time() < deadline):
         totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
         totals["ticks"] += 1
-        if summary["due"] == 0:
-            break
     return dict(totals)
 
 

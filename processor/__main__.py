@@ -14,7 +14,7 @@ import time
 
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.one_pass import run_pass
+from processor.one_pass import run_pass, until_idle
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,13 +25,16 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--interval", type=float, metavar="SECONDS")
     args = parser.parse_args(argv)
     rt = runtime_for(Settings.from_env())
+    if args.until_idle:
+        for summary in until_idle(rt):
+            print(json.dumps({"tick": summary}, sort_keys=True), flush=True)
+        return 0
     while True:
         summary = run_pass(rt)
         print(json.dumps({"tick": summary}, sort_keys=True), flush=True)
-        if args.once or (args.until_idle and summary["due"] == 0):
+        if args.once:
             return 0
-        if args.interval:
-            time.sleep(args.interval)
+        time.sleep(args.interval)
 
 
 if __name__ == "__main__":

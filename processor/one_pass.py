@@ -1,14 +1,18 @@
 """One processing pass, as the `tick` target and the worker loop run it: rotations (few,
-and due at a fixed local time) first, then messages."""
+and due at a fixed local time) first, then messages; and passes back to back until idle."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.runtime import Runtime
 from processor.outcome import SUMMARY_KEYS
+from processor.pacing import POST_INTERVAL
 from processor.tick import run_tick
 from rotations.tick import preview_rotations, run_rotations
+
+Pass = Callable[[Runtime], dict[str, Any]]
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
@@ -26,3 +30,20 @@ def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
         summary[key] += rotations[key]
     summary["rotations"] = {key: rotations[key] for key in SUMMARY_KEYS}
     return summary
+
+
+def until_idle(
+    rt: Runtime, one_pass: Pass = run_pass, go_on: Callable[[], bool] = lambda: True
+) -> Iterator[dict[str, Any]]:
+    """Passes back to back, each summary as it ends, until one finds nothing due (or
+    `go_on` says stop). A pass that found messages due but claimed none is followed by a
+    pause of POST_INTERVAL: what is due is other workers' right now (their channels'
+    slots), and reading it again at once would only spend reads, the database's and this
+    worker's CPU, before a slot can have come."""
+    while go_on():
+        summary = one_pass(rt)
+        yield summary
+        if summary["due"] == 0:
+            return
+        if summary["claimed"] == 0:
+            rt.clock.sleep(POST_INTERVAL.total_seconds())
