@@ -65,7 +65,7 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     seen: set[str] = set()
     read = 0
     # Once another worker has won a claim, the channels this worker was first to reach: its
-    # share, which it alone reads from then on (None: the whole page, from the head).
+    # share, which it alone reads until it is done (None: the whole page, from the head).
     share: ChannelRange | None = None
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         for _ in range(MAX_PAGES):
@@ -81,7 +81,12 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             # A share is read from its start; the head, from a place of this worker's own.
             page.deliver(lanes(fresh, None if share else rt.worker_id))
             if not page.skipped:
-                break  # everything read was handled: the next pass reads what is left
+                if share is None:
+                    break  # everything read was handled: the next pass reads what is left
+                # Its share is done: on to what is left of the backlog, from the head, as a
+                # pass that knows other workers are about (a few lanes at a time: PROBES).
+                share = None
+                continue
             seen.difference_update(page.skipped)
             share = page.share
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}

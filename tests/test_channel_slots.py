@@ -5,6 +5,7 @@ a pass that sees no other worker reads no slots at all."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from datetime import timedelta
@@ -347,15 +348,18 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     assert message(db, h2)["status"] == "pending"  # worker-a's to post
 
 
-# worker-b starts at the tenth channel of twelve: its share runs past the last one.
+# worker-b starts at the tenth channel of twelve: its share runs past the last one. worker-a
+# goes on in its channels (`held`), or has posted its last message in each.
 @pytest.mark.parametrize("worker", ["worker-b", "worker-d"])
+@pytest.mark.parametrize("held", [True, False])
 def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
-    settings, db, slack, clock, monkeypatch, worker
+    settings, db, slack, clock, monkeypatch, worker, held
 ):
     """Workers reading one backlog start at different channels of it (lanes are in channel
     order). Once this pass loses a claim, its share is the channels from its start up to the
-    first one lost, and it reads only those from then on: the rest of the backlog is the
-    other workers' to read, not every worker's."""
+    first one lost, and it reads only those until they are done: the rest of the backlog is
+    the other workers' to read, not every worker's. Then it reads what is left from the
+    head, and leaves a channel to the worker that holds it, or takes it over."""
     mine = make_runtime(settings, db, clock, worker)
     other = make_runtime(settings, db, clock, "worker-a")
     channels = [f"C0SHARE{n:02d}" for n in range(12)]
@@ -370,7 +374,7 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
         reads.append((share, [snap.get("channel") for snap in page]))
         if len(reads) == 1:  # worker-a takes the first message of its channels meanwhile
             for channel in theirs:
-                slots = ChannelSlots(other).for_claim(channel, clock.now(), more=True)
+                slots = ChannelSlots(other).for_claim(channel, clock.now(), more=held)
                 snap = db.collection(MESSAGES).document(ids[channel][0]).get()
                 assert isinstance(claim_and_send(other, snap, slots), Sent)
         return page
@@ -380,11 +384,14 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     summary = run_tick(mine)
 
     share = ChannelRange(channels[start], theirs[0] if theirs[0] > channels[start] else None)
-    assert [r[0] for r in reads] == [None, share]
+    assert [r[0] for r in reads] == [None, share, None]
     assert len(reads[0][1]) == 36 and reads[1][1] == []  # its own channels are all done
-    assert (summary["sent"], summary["duplicates"]) == (27, 3)
+    assert sorted(reads[2][1]) == sorted(theirs * 2)  # what is left: worker-a's channels
+    assert (summary["sent"], summary["duplicates"]) == (33 - 6 * held, 3)
     posted = [p.channel for p in slack.posts()]
-    assert sorted(set(posted) - set(theirs)) == sorted(set(channels) - set(theirs))
     assert all(posted.count(c) == 3 for c in set(channels) - set(theirs))
-    for channel in theirs:  # worker-a's to go on with: this pass did not read them again
-        assert [message(db, m)["status"] for m in ids[channel][1:]] == ["pending"] * 2
+    for channel in theirs:
+        rest = [message(db, m)["status"] for m in ids[channel][1:]]
+        assert rest == ["pending" if held else "sent"] * 2  # held: worker-a's to go on with
+        stamps = [Decimal(p.ts) for p in slack.posts() if p.channel == channel]
+        assert all(b - a >= 1 for a, b in itertools.pairwise(stamps))
