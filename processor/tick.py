@@ -160,8 +160,8 @@ class _Page:
         self.stale = False
         # Ids to read again: left unattempted when the page went stale, or lost to a slot.
         self.skipped: list[str] = []
-        # Once stale: the channels from the first lane up to the first lost one, which no
-        # other worker reached first (None: none such, or the lanes had no channels).
+        # Once stale: the channels of the first run of lanes this worker took, which no other
+        # worker reached first (None: it took none, or the lanes had no channels).
         self.share: ChannelRange | None = None
         self._unrecorded: list[Sent] = []
 
@@ -269,7 +269,7 @@ class _Page:
             for i, lane in enumerate(lanes):
                 if i not in closed:
                     self.skipped.extend(snap.id for snap in lane[cursor[i] :])
-            self.share = _share(channels, min(lost, default=0))
+            self.share = _share(channels, [n > 0 for n in cursor])
 
     def _check(
         self,
@@ -366,13 +366,17 @@ _COUNTS_LOCK = threading.Lock()
 _MAX_POLL = 0.05
 
 
-def _share(channels: list[str | None], first_lost: int) -> ChannelRange | None:
-    """The channels of lanes[0:first_lost], as a range (lanes are in channel order from
-    their start, so a share that passes the last channel runs to the end)."""
-    low, high = channels[0], channels[first_lost]
-    if first_lost == 0 or low is None or high is None:
+def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None:
+    """The channels of the first run of lanes this worker took a message of (those before
+    it were lost: another worker began there), as a range: lanes are in channel order from
+    their start, so a run that passes the last channel goes to the end."""
+    first = next((i for i, t in enumerate(taken) if t), None)
+    low = None if first is None else channels[first]
+    if first is None or low is None:
         return None
-    return ChannelRange(low, high if high > low else None)
+    end = next((i for i in range(first + 1, len(taken)) if not taken[i]), None)
+    high = None if end is None else channels[end]
+    return ChannelRange(low, high if high is not None and high > low else None)
 
 
 def _slotted(snap: Snapshot) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
@@ -348,16 +349,26 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     assert message(db, h2)["status"] == "pending"  # worker-a's to post
 
 
-# worker-b starts at the tenth channel of twelve: its share runs past the last one. worker-a
-# goes on in its channels (`held`), or has posted its last message in each.
-@pytest.mark.parametrize("worker", ["worker-b", "worker-d"])
+# With twelve channels worker-d starts at the second, worker-b at the tenth (its share runs
+# past the last channel, to the end). worker-a has taken the first message of three channels:
+# a few lanes on from there, or the first two (a share begins after them); it goes on in
+# them (`held`), or has posted its last message in each.
+@pytest.mark.parametrize(
+    ("worker", "lanes_taken", "share"),
+    [
+        ("worker-d", (3, 4, 5), ChannelRange("C0SHARE01", "C0SHARE04")),
+        ("worker-d", (0, 1, 5), ChannelRange("C0SHARE03", "C0SHARE06")),
+        ("worker-b", (3, 4, 5), ChannelRange("C0SHARE09", None)),
+        ("worker-b", (0, 1, 5), ChannelRange("C0SHARE11", None)),
+    ],
+)
 @pytest.mark.parametrize("held", [True, False])
 def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
-    settings, db, slack, clock, monkeypatch, worker, held
+    settings, db, slack, clock, monkeypatch, worker, lanes_taken, share, held
 ):
     """Workers reading one backlog start at different channels of it (lanes are in channel
-    order). Once this pass loses a claim, its share is the channels from its start up to the
-    first one lost, and it reads only those until they are done: the rest of the backlog is
+    order). Once this pass loses a claim, its share is the channels of the first run of
+    lanes it took, and it reads only those until they are done: the rest of the backlog is
     the other workers' to read, not every worker's. Then it reads what is left from the
     head, and leaves a channel to the worker that holds it, or takes it over."""
     mine = make_runtime(settings, db, clock, worker)
@@ -366,7 +377,7 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     ids = {c: [seed_message(db, f"{c}-{k}", channel=c) for k in range(3)] for c in channels}
     head = real_due(db, clock.now(), settings.tick_limit)
     start = channels.index(tick.lanes(head, worker)[0][0].get("channel"))
-    theirs = [channels[(start + k) % 12] for k in (3, 4, 5)]  # worker-a's, a few lanes on
+    theirs = [channels[(start + k) % 12] for k in lanes_taken]
     reads: list[tuple[ChannelRange | None, list[str]]] = []
 
     def due(db_, now, limit, share=None):
@@ -379,11 +390,22 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
                 assert isinstance(claim_and_send(other, snap, slots), Sent)
         return page
 
+    real_claim = claim_and_send
+    first_wave = threading.Barrier(len(channels))
+    claims = itertools.count()
+
+    def claim(rt, snap, slots):  # processor.tick's claim_and_send
+        # The first claim in every channel is in flight before any of them returns, as with
+        # a slower database: which lanes began before the first loss is not left to chance.
+        if next(claims) < len(channels):
+            first_wave.wait(timeout=30)
+        return real_claim(rt, snap, slots)
+
     monkeypatch.setattr(tick, "due_messages", due)
+    monkeypatch.setattr(tick, "claim_and_send", claim)
 
     summary = run_tick(mine)
 
-    share = ChannelRange(channels[start], theirs[0] if theirs[0] > channels[start] else None)
     assert [r[0] for r in reads] == [None, share, None]
     assert len(reads[0][1]) == 36 and reads[1][1] == []  # its own channels are all done
     assert sorted(reads[2][1]) == sorted(theirs * 2)  # what is left: worker-a's channels
