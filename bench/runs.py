@@ -63,9 +63,11 @@ def contend(
     workers: int,
     cap_seconds: float,
     label: str | None = None,
+    source: Path = ROOT,
 ) -> dict[str, Any]:
     """Seed `count` due one-offs over `channels`, run `workers` processes of `mode` from one
-    start signal, and measure what reached the stand-in."""
+    start signal, and measure what reached the stand-in. The workers run the code under
+    `source` (another revision's tree, for bench.compare)."""
     project = new_project(label or mode)
     db = firestore.Client(project=project)
     due = datetime.now(UTC).replace(microsecond=0)
@@ -94,7 +96,7 @@ def contend(
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "bench.worker", json.dumps(c)],
-                cwd=ROOT,
+                cwd=source,
                 env=env,
                 stdout=subprocess.DEVNULL,  # the product's log lines: written, not kept
                 stderr=subprocess.PIPE,
