@@ -3,12 +3,13 @@
     python -m bench.compare REV REV [REV...] [--trials 5] [--messages 2000] [--channels 500]
                                              [--workers 8] [--latency-ms 50]
 
-Each revision's tree is exported with `git archive` and its workers run that tree's code;
-the harness (seeding, measuring) is this checkout's. After one small unreported run of each,
-the revisions run in turn, --trials times, so a drift in the machine or the emulator's JIT
-falls on all of them alike. Prints every run and each revision's medians: one run of ours
-varies by a fifth from the next on a two-core machine, so a change is only believed when it
-wins most of the pairs."""
+Each revision's tree is exported with `git archive` (committed files only) and its workers
+run that tree's code, its `bench.worker` too, which must read this checkout's worker
+configuration (true from d25e84e on); the harness (seeding, measuring) is this checkout's.
+After one small unreported run of each, the revisions run in turn, --trials times, so a
+drift in the machine or the emulator's JIT falls on all of them alike. Prints every run and
+each revision's medians: one run of ours varies by a fifth from the next on a two-core
+machine, so a change is only believed when it wins most of the pairs."""
 
 from __future__ import annotations
 
