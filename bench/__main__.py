@@ -28,9 +28,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
-from bench.runs import Bench, contend, scale
-from bench.services import ROOT, StandInProcess
-from emulator.firestore import FirestoreEmulator
+from bench.runs import Bench, contend, scale, started
+from bench.services import ROOT
 from processor.tick import PARALLEL_POSTS
 
 RESULTS = ROOT / "bench" / "results"
@@ -97,74 +96,69 @@ def median_trial(trials: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
+    """Every run the arguments ask for, in order, on one emulator and one stand-in."""
+    runs: dict[str, Any] = {}
+    shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
+    # The emulator's JVM compiles its hot paths during the first minutes of load, so
+    # whichever run came first would pay for that alone: a small run of each kind first,
+    # on projects of their own, not reported.
+    print("bench: warming the emulator up...", flush=True)
+    warm = {**shape, "count": max(1, args.messages // 4), "cap_seconds": args.cap}
+    for mode in ("ours", "floor"):
+        contend(bench, mode, label=f"warmup-{mode}", **warm)
+    # Runs on this machine vary by a third from one to the next, the floor most: ours and
+    # the floor take turns, --trials times each, and the median trial of each counts.
+    trials: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": []}
+    for trial in range(args.trials):
+        for mode in trials:
+            print(
+                f"bench: {mode} ({args.messages} messages, {args.workers} workers), "
+                f"trial {trial + 1} of {args.trials}...",
+                flush=True,
+            )
+            trials[mode].append(
+                contend(bench, mode, cap_seconds=args.cap, label=f"{mode}{trial}", **shape)
+            )
+    print(f"bench: seed ({args.messages} messages, {args.workers} workers)...", flush=True)
+    runs["seed"] = contend(bench, "seed", cap_seconds=args.seed_cap, **shape)
+    for mode, done in trials.items():
+        runs[mode] = median_trial(done)
+    if not args.skip_scale:
+        print(f"bench: scale ({args.scale_due} due, {args.scale_not_due} not due)...", flush=True)
+        runs["scale"] = scale(
+            bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
+        )
+    if not args.skip_hot:
+        print(f"bench: hot minute ({args.hot_messages} messages)...", flush=True)
+        runs["hot_minute"] = contend(
+            bench,
+            "ours",
+            count=args.hot_messages,
+            channels=args.hot_channels,
+            workers=args.workers,
+            cap_seconds=args.cap,
+            label="hot",
+        )
+        # Pacing is per worker (README): one worker shows what the pacer itself holds.
+        print("bench: hot minute, one worker...", flush=True)
+        runs["hot_minute_one_worker"] = contend(
+            bench,
+            "ours",
+            count=args.hot_messages,
+            channels=args.hot_channels,
+            workers=1,
+            cap_seconds=args.cap,
+            label="hot1",
+        )
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    started = time.time()
-    emulator = FirestoreEmulator()
-    emulator.start()
-    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
-    standin = StandInProcess(args.latency_ms)
-    assert emulator.pid is not None  # started above
-    bench = Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS)
-    runs: dict[str, Any] = {}
-    try:
-        shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
-        # The emulator's JVM compiles its hot paths during the first minutes of load, so
-        # whichever run came first would pay for that alone: a small run of each kind first,
-        # on projects of their own, not reported.
-        print("bench: warming the emulator up...", flush=True)
-        warm = {**shape, "count": max(1, args.messages // 4), "cap_seconds": args.cap}
-        for mode in ("ours", "floor"):
-            contend(bench, mode, label=f"warmup-{mode}", **warm)
-        # Runs on this machine vary by a third from one to the next, the floor most: ours and
-        # the floor take turns, --trials times each, and the median trial of each counts.
-        trials: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": []}
-        for trial in range(args.trials):
-            for mode in trials:
-                print(
-                    f"bench: {mode} ({args.messages} messages, {args.workers} workers), "
-                    f"trial {trial + 1} of {args.trials}...",
-                    flush=True,
-                )
-                trials[mode].append(
-                    contend(bench, mode, cap_seconds=args.cap, label=f"{mode}{trial}", **shape)
-                )
-        print(f"bench: seed ({args.messages} messages, {args.workers} workers)...", flush=True)
-        runs["seed"] = contend(bench, "seed", cap_seconds=args.seed_cap, **shape)
-        for mode, done in trials.items():
-            runs[mode] = median_trial(done)
-        if not args.skip_scale:
-            print(
-                f"bench: scale ({args.scale_due} due, {args.scale_not_due} not due)...", flush=True
-            )
-            runs["scale"] = scale(
-                bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
-            )
-        if not args.skip_hot:
-            print(f"bench: hot minute ({args.hot_messages} messages)...", flush=True)
-            runs["hot_minute"] = contend(
-                bench,
-                "ours",
-                count=args.hot_messages,
-                channels=args.hot_channels,
-                workers=args.workers,
-                cap_seconds=args.cap,
-                label="hot",
-            )
-            # Pacing is per worker (README): one worker shows what the pacer itself holds.
-            print("bench: hot minute, one worker...", flush=True)
-            runs["hot_minute_one_worker"] = contend(
-                bench,
-                "ours",
-                count=args.hot_messages,
-                channels=args.hot_channels,
-                workers=1,
-                cap_seconds=args.cap,
-                label="hot1",
-            )
-    finally:
-        standin.stop()
-        emulator.stop()
+    started_at = time.time()
+    with started(args.latency_ms) as bench:
+        runs = run_all(bench, args)
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
@@ -175,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
         "runs": runs,
         "targets": report.targets(runs),
-        "wall_seconds": round(time.time() - started, 1),
+        "wall_seconds": round(time.time() - started_at, 1),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -14,17 +14,14 @@ machine, so a change is only believed when it wins most of the pairs."""
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.runs import Bench, contend
-from bench.services import ROOT, StandInProcess
-from emulator.firestore import FirestoreEmulator
-from processor.tick import PARALLEL_POSTS
+from bench.runs import contend, started
+from bench.services import ROOT
 
 COLUMNS = ("messages_per_s", "rpcs_per_delivered", "docs_per_msg", "worker_ms", "emulator_ms")
 
@@ -64,35 +61,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(args.revs) < 2 or args.trials < 1:
         parser.error("give two revisions or more, and --trials of at least 1")
-    emulator = FirestoreEmulator()
-    emulator.start()
-    os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
-    standin = StandInProcess(args.latency_ms)
-    assert emulator.pid is not None  # started above
-    bench = Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS)
     shape = {"channels": args.channels, "workers": args.workers, "cap_seconds": 120.0}
     runs: dict[str, list[dict[str, Any]]] = {rev: [] for rev in args.revs}
-    try:
-        with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
-            trees = {rev: export(rev, Path(tmp)) for rev in args.revs}
-            for n, rev in enumerate(args.revs):  # the JIT's warm-up, not reported
-                warm = {"count": args.messages // 4, "label": f"warm{n}", **shape}
-                contend(bench, "ours", source=trees[rev], **warm)
-            for trial in range(args.trials):
-                for n, rev in enumerate(args.revs):
-                    run = contend(
-                        bench,
-                        "ours",
-                        count=args.messages,
-                        label=f"rev{n}-{trial}",
-                        source=trees[rev],
-                        **shape,
-                    )
-                    runs[rev].append(summary(run))
-                    print(f"{rev} trial {trial + 1}: {runs[rev][-1]}", flush=True)
-    finally:
-        standin.stop()
-        emulator.stop()
+    with (
+        started(args.latency_ms) as bench,
+        tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp,
+    ):
+        trees = {rev: export(rev, Path(tmp)) for rev in args.revs}
+        for n, rev in enumerate(args.revs):  # the JIT's warm-up, not reported
+            warm = {"count": args.messages // 4, "label": f"warm{n}", **shape}
+            contend(bench, "ours", source=trees[rev], **warm)
+        for trial in range(args.trials):
+            for n, rev in enumerate(args.revs):
+                run = contend(
+                    bench,
+                    "ours",
+                    count=args.messages,
+                    label=f"rev{n}-{trial}",
+                    source=trees[rev],
+                    **shape,
+                )
+                runs[rev].append(summary(run))
+                print(f"{rev} trial {trial + 1}: {runs[rev][-1]}", flush=True)
     for rev, done in runs.items():
         medians = {c: statistics.median(r[c] for r in done) for c in COLUMNS}
         lost = [(r["duplicates"], r["lost"]) for r in done]

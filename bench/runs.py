@@ -12,6 +12,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,7 +28,8 @@ from core.runtime import Runtime, new_worker_id
 from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import DELIVERIES, MESSAGES, due_messages
-from processor.tick import run_tick
+from emulator.firestore import FirestoreEmulator
+from processor.tick import PARALLEL_POSTS, run_tick
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0
@@ -48,6 +50,24 @@ class Bench:
             "SLACK_BOT_TOKEN": "xoxb-bench",
             "APP_ENV": "development",
         }
+
+
+@contextlib.contextmanager
+def started(latency_ms: float) -> Iterator[Bench]:
+    """A Firestore emulator and a Slack stand-in answering after `latency_ms`, for the
+    length of a benchmark; workers post with PARALLEL_POSTS threads (the floor too)."""
+    emulator = FirestoreEmulator()
+    emulator.start()
+    try:
+        os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
+        standin = StandInProcess(latency_ms)
+        try:
+            assert emulator.pid is not None  # started above
+            yield Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS)
+        finally:
+            standin.stop()
+    finally:
+        emulator.stop()
 
 
 def new_project(label: str) -> str:

@@ -367,9 +367,10 @@ _MAX_POLL = 0.05
 
 
 def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None:
-    """The channels of the first run of lanes this worker took a message of (those before
-    it were lost: another worker began there), as a range: lanes are in channel order from
-    their start, so a run that passes the last channel goes to the end."""
+    """The channels of the first run of lanes this worker took a message of (the lanes
+    before it were lost or never begun: another worker began there), as a range: lanes are
+    in channel order from their start, so a run that passes the last channel goes to the
+    end."""
     first = next((i for i, t in enumerate(taken) if t), None)
     low = None if first is None else channels[first]
     if first is None or low is None:

@@ -36,15 +36,20 @@ def _slot(db, channel, at):
     return db.collection(CHANNEL_PACING).document(slot_id(channel, at)).get()
 
 
+def post_holding(rt, message_id, channel):
+    """`rt`'s worker posts `message_id` with more due in the channel in hand (its slot says
+    `more`), as a pass does mid-lane: the channel is that worker's until its hold lapses."""
+    slots = ChannelSlots(rt).for_claim(channel, rt.clock.now(), more=True)
+    sent = claim_and_send(rt, rt.db.collection(MESSAGES).document(message_id).get(), slots)
+    assert isinstance(sent, Sent) and record_sends(rt, [sent]) == [Result.SENT]
+
+
 def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slack, clock):
     first = make_runtime(settings, db, clock, "worker-a")
     second = make_runtime(settings, db, clock, "worker-b")
     m1 = seed_message(db, channel=CHANNEL)
     m2 = seed_message(db, channel=CHANNEL)
-    # worker-a posts m1 with m2 in hand (its slot says `more`), as a pass does mid-lane.
-    slots = ChannelSlots(first).for_claim(CHANNEL, clock.now(), more=True)
-    sent = claim_and_send(first, db.collection(MESSAGES).document(m1).get(), slots)
-    assert isinstance(sent, Sent) and record_sends(first, [sent]) == [Result.SENT]
+    post_holding(first, m1, CHANNEL)  # worker-a posts m1 with m2 in hand
     other = seed_message(db, channel="C0OTHER01")
 
     # worker-b knows nothing of the channel: its claim of m2 meets worker-a's slot and fails
@@ -297,9 +302,7 @@ def test_a_slot_known_to_be_held_elsewhere_is_not_read_again_while_its_hold_last
         # worker-a posts in each channel with more in hand: the channel is its to go on with.
         m1 = seed_message(db, channel=channel)
         seed_message(db, channel=channel)
-        slots = ChannelSlots(first).for_claim(channel, clock.now(), more=True)
-        sent = claim_and_send(first, db.collection(MESSAGES).document(m1).get(), slots)
-        assert isinstance(sent, Sent) and record_sends(first, [sent]) == [Result.SENT]
+        post_holding(first, m1, channel)
 
     # worker-b's claims meet worker-a's slots and fail; it reads each lost slot once, and
     # its next read of the page leaves the three channels to worker-a without reading
@@ -321,10 +324,7 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     h1 = seed_message(db, channel=CHANNEL)
     h2 = seed_message(db, channel=CHANNEL, next_run_at=T0 + timedelta(seconds=1))
     taken = seed_message(db, channel="C0TAKEN01")
-    # worker-a holds CHANNEL: it posted h1 with h2 in hand.
-    slots = ChannelSlots(other).for_claim(CHANNEL, clock.now(), more=True)
-    sent = claim_and_send(other, db.collection(MESSAGES).document(h1).get(), slots)
-    assert isinstance(sent, Sent) and record_sends(other, [sent]) == [Result.SENT]
+    post_holding(other, h1, CHANNEL)  # worker-a holds CHANNEL: it posted h1 with h2 in hand
     reads: list[int] = []
 
     def due(db_, now, limit, channels=None):

@@ -15,14 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from core.models import message_delivery_id
-from core.store import MESSAGES
-from processor.channel_slots import ChannelSlots
-from processor.deliver import Sent, claim_and_send, record_sends
 from processor.one_pass import until_idle
-from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
 from processor.tick import run_tick
 from tests.conftest import T0, make_runtime, message, seed_message
+from tests.test_channel_slots import post_holding
 
 CHANNEL = "C0IDLE001"
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +30,9 @@ def test_passes_pause_while_what_is_due_is_another_workers(settings, db, slack, 
     second = make_runtime(settings, db, clock, "worker-b")
     m1 = seed_message(db, channel=CHANNEL)
     m2 = seed_message(db, channel=CHANNEL)
-    # worker-a posts m1 with m2 in hand: the channel is its own until its slot's hold lapses
-    # (a worker that died mid-lane, say); the clock only moves when a pass pauses.
-    slots = ChannelSlots(first).for_claim(CHANNEL, clock.now(), more=True)
-    sent = claim_and_send(first, db.collection(MESSAGES).document(m1).get(), slots)
-    assert isinstance(sent, Sent) and record_sends(first, [sent]) == [Result.SENT]
+    # worker-a posts m1 with m2 in hand, and posts no more (it died mid-lane, say): the
+    # channel is its own until its slot's hold lapses; the clock only moves when a pass pauses.
+    post_holding(first, m1, CHANNEL)
     passes: list[dict[str, Any]] = []
 
     for summary in until_idle(second, run_tick, lambda: len(passes) < 20):
