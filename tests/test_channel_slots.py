@@ -350,16 +350,16 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
 
 
 # With twelve channels worker-d starts at the second, worker-b at the tenth (its share runs
-# past the last channel, to the end). worker-a has taken the first message of three channels:
-# a few lanes on from there, or the first two (a share begins after them); it goes on in
-# them (`held`), or has posted its last message in each.
+# past the last channel, to the end). worker-a has taken the first message of a few channels:
+# after this worker's last lanes; or its first lane (the share begins after it), one in the
+# middle (inside the share) and its last two. It goes on in them (`held`), or has posted its
+# last message in each.
 @pytest.mark.parametrize(
     ("worker", "lanes_taken", "share"),
     [
-        ("worker-d", (3, 4, 5), ChannelRange("C0SHARE01", "C0SHARE04")),
-        ("worker-d", (0, 1, 5), ChannelRange("C0SHARE03", "C0SHARE06")),
-        ("worker-b", (3, 4, 5), ChannelRange("C0SHARE09", None)),
-        ("worker-b", (0, 1, 5), ChannelRange("C0SHARE11", None)),
+        ("worker-d", (9, 10, 11), ChannelRange("C0SHARE01", "C0SHARE10")),
+        ("worker-d", (0, 5, 10, 11), ChannelRange("C0SHARE02", "C0SHARE11")),
+        ("worker-b", (9, 10, 11), ChannelRange("C0SHARE09", None)),
     ],
 )
 @pytest.mark.parametrize("held", [True, False])
@@ -367,10 +367,11 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     settings, db, slack, clock, monkeypatch, worker, lanes_taken, share, held
 ):
     """Workers reading one backlog start at different channels of it (lanes are in channel
-    order). Once this pass loses a claim, its share is the channels of the first run of
-    lanes it took, and it reads only those until they are done: the rest of the backlog is
-    the other workers' to read, not every worker's. Then it reads what is left from the
-    head, and leaves a channel to the worker that holds it, or takes it over."""
+    order). Once this pass loses a claim, its share is the channels from the first lane it
+    took to the last, and it reads only those until they are done: the rest of the backlog
+    is the other workers' to read, not every worker's. A channel within it that another
+    worker took is read again; so is the rest, from the head, once the share is done. Such
+    a channel is left to the worker that holds it, or taken over."""
     mine = make_runtime(settings, db, clock, worker)
     other = make_runtime(settings, db, clock, "worker-a")
     channels = [f"C0SHARE{n:02d}" for n in range(12)]
@@ -406,10 +407,15 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
 
     summary = run_tick(mine)
 
+    inside = [c for c in theirs if share.low <= c and (share.high is None or c < share.high)]
+    left = theirs if held else [c for c in theirs if c not in inside]
     assert [r[0] for r in reads] == [None, share, None]
-    assert len(reads[0][1]) == 36 and reads[1][1] == []  # its own channels are all done
-    assert sorted(reads[2][1]) == sorted(theirs * 2)  # what is left: worker-a's channels
-    assert (summary["sent"], summary["duplicates"]) == (33 - 6 * held, 3)
+    assert len(reads[0][1]) == 36
+    assert sorted(reads[1][1]) == sorted(inside * 2)  # its own are done: worker-a's within
+    assert sorted(reads[2][1]) == sorted(left * 2)  # what is left: worker-a's channels
+    taken_over = 0 if held else 2 * len(theirs)
+    sent = 36 - 3 * len(theirs) + taken_over
+    assert (summary["sent"], summary["duplicates"]) == (sent, len(theirs))
     posted = [p.channel for p in slack.posts()]
     assert all(posted.count(c) == 3 for c in set(channels) - set(theirs))
     for channel in theirs:
