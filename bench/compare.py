@@ -47,6 +47,16 @@ def summary(run: dict[str, Any]) -> dict[str, Any]:
         "worker_ms": round(1000 * cpu["workers"] / delivered, 2),
         "emulator_ms": round(1000 * cpu["emulator"] / delivered, 2),
         "lost_claims": run["worker_totals"].get("duplicates", 0),
+        # What explains a message not delivered within the run (a post left ambiguous under
+        # its lease, a release for later, an error), when there is one.
+        "unsettled": {
+            **{k: n for k, n in run["final_statuses"].items() if k != "sent"},
+            **{
+                k: n
+                for k in ("ambiguous", "released", "errors", "deferred")
+                if (n := run["worker_totals"].get(k))
+            },
+        },
     }
 
 
