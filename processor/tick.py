@@ -160,8 +160,8 @@ class _Page:
         self.stale = False
         # Ids to read again: left unattempted when the page went stale, or lost to a slot.
         self.skipped: list[str] = []
-        # Once stale: the channels from the first lane this worker took to the last, which
-        # it reached first (None: it took none, or the lanes had no channels).
+        # Once stale: the channels from the first lane this worker took to the last, its to
+        # read from then on (None: it took none, or the lanes had no channels).
         self.share: ChannelRange | None = None
         self._unrecorded: list[Sent] = []
 
@@ -370,9 +370,9 @@ def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None
     """The channels from the first lane this worker took a message of to the last, as a
     range (the lanes before the first were lost or never begun: another worker began there).
     Lanes are in channel order from their start, so a range that passes the last channel
-    goes to the end. Lost channels within it are read again and left to their holders; the
-    channels taken beyond a lost one are this worker's to go on with (their slots say so),
-    and no other worker would read them."""
+    goes to the end (channels taken past that point are left out). Lost channels within it
+    are read again and left to their holders; the channels taken beyond a lost one are this
+    worker's to go on with (their slots say so), and other workers leave them."""
     first = next((i for i, t in enumerate(taken) if t), None)
     low = None if first is None else channels[first]
     if first is None or low is None:
