@@ -3,8 +3,9 @@
     python -m bench [--messages 2000] [--channels 500] [--workers 8] [--latency-ms 50]
                     [--seed-cap 60] [--trials 3] [--quick] [--skip-scale] [--skip-hot]
 
-0. a small unreported run of ours and of the floor, so the emulator's JIT warm-up lands on
-   neither contender;
+0. unreported rounds of ours and the floor at full size until the emulator's JIT compiler
+   is quiet (a round in which it took at most a tenth of the emulator's CPU; ten rounds at
+   most), so its compiling lands on neither contender;
 1. ours and the floor, taking turns, --trials times each (the median trial of each is
    reported), then the seed-002 style processor (capped at --seed-cap seconds), on the same
    data: drain time, messages/s, duplicates, lost, Firestore RPCs per delivered message,
@@ -28,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
-from bench.runs import Bench, contend, scale, started
+from bench.runs import Bench, contend, scale, started, warm_up
 from bench.services import ROOT
 from processor.tick import PARALLEL_POSTS
 
@@ -100,13 +101,6 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Every run the arguments ask for, in order, on one emulator and one stand-in."""
     runs: dict[str, Any] = {}
     shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
-    # The emulator's JVM compiles its hot paths during the first minutes of load, so
-    # whichever run came first would pay for that alone: a small run of each kind first,
-    # on projects of their own, not reported.
-    print("bench: warming the emulator up...", flush=True)
-    warm = {**shape, "count": max(1, args.messages // 4), "cap_seconds": args.cap}
-    for mode in ("ours", "floor"):
-        contend(bench, mode, label=f"warmup-{mode}", **warm)
     # Runs on this machine vary by a third from one to the next, the floor most: ours and
     # the floor take turns, --trials times each, and the median trial of each counts.
     trials: dict[str, list[dict[str, Any]]] = {"ours": [], "floor": []}
@@ -158,6 +152,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started_at = time.time()
     with started(args.latency_ms) as bench:
+        # The emulator's JVM compiles its hot paths during the first minutes of load, on
+        # the cores the contenders share: rounds of both first, until its compiler is quiet.
+        print("bench: warming the emulator up...", flush=True)
+        warmup = warm_up(
+            bench,
+            [("ours", ROOT), ("floor", ROOT)],
+            count=args.messages,
+            channels=args.channels,
+            workers=args.workers,
+            cap_seconds=args.cap,
+        )
         runs = run_all(bench, args)
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -167,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             "platform": platform.platform(),
         },
         "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
+        "warmup": warmup,
         "runs": runs,
         "targets": report.targets(runs),
         "wall_seconds": round(time.time() - started_at, 1),

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.runs import contend, started
+from bench.runs import contend, started, warm_up
 from bench.services import ROOT
 
 COLUMNS = ("messages_per_s", "rpcs_per_delivered", "docs_per_msg", "worker_ms", "emulator_ms")
@@ -78,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp,
     ):
         trees = {rev: export(rev, Path(tmp)) for rev in args.revs}
-        for n, rev in enumerate(args.revs):  # the JIT's warm-up, not reported
-            warm = {"count": args.messages // 4, "label": f"warm{n}", **shape}
-            contend(bench, "ours", source=trees[rev], **warm)
+        contenders = [("ours", trees[rev]) for rev in args.revs]
+        warm_up(bench, contenders, count=args.messages, **shape)
         for trial in range(args.trials):
             for n, rev in enumerate(args.revs):
                 run = contend(

@@ -19,7 +19,33 @@ def own_seconds() -> float:
 def group_seconds(pgid: int) -> float:
     """User + system CPU of every live process in the group (the emulator is gcloud's shell
     script and the java it starts), from /proc; 0.0 where /proc is not there."""
-    return sum(cpu for group, cpu in map(_stat, Path("/proc").glob("[0-9]*/stat")) if group == pgid)
+    return sum(cpu for _, cpu in _group(pgid))
+
+
+def compiler_seconds(pgid: int) -> float:
+    """User + system CPU of the JIT compiler threads of the group's processes: what the
+    emulator's JVM spends compiling itself, not serving (HotSpot names them "C1 CompilerThread0",
+    "C2 CompilerThread1", ...; /proc keeps 15 characters of a thread's name)."""
+    total = 0.0
+    for stat, _ in _group(pgid):
+        for task in stat.parent.glob("task/[0-9]*"):
+            try:
+                name = (task / "comm").read_text()
+            except OSError:
+                continue
+            if "CompilerThre" in name:
+                total += _stat(task / "stat")[1]
+    return total
+
+
+def _group(pgid: int) -> list[tuple[Path, float]]:
+    """The /proc stat file and CPU seconds of every live process in the group."""
+    found = []
+    for path in Path("/proc").glob("[0-9]*/stat"):
+        group, seconds = _stat(path)
+        if group == pgid:
+            found.append((path, seconds))
+    return found
 
 
 def process_seconds(pid: int) -> float:

@@ -141,9 +141,26 @@ def render(result: dict[str, Any]) -> str:
             f"{figures['documents_read']} documents read; the due query alone, finding "
             f"nothing: {figures['empty_due_query_seconds']} s"
         )
+    lines.append(_jit_line(result))
     lines.append("")
     for check in result["targets"]:
         mark = "MET   " if check["met"] else "MISSED"
         note = f"  ({check['note']})" if check["note"] else ""
         lines.append(f"{mark} {check['target']}: {check['value']}{note}")
     return "\n".join(lines)
+
+
+def _jit_line(result: dict[str, Any]) -> str:
+    """How warm the emulator was: the warm-up's rounds, and what its JIT compiler still took
+    of the emulator's CPU seconds (counted in "e" above) in the reported runs."""
+    rounds = result.get("warmup", [])
+    taken = ", ".join(
+        f"{label} {cpu['emulator_jit']} of {cpu['emulator']}"
+        for label, run in result["runs"].items()
+        if isinstance(run, dict) and "emulator_jit" in (cpu := run.get("cpu_seconds", {}))
+    )
+    last = rounds[-1] if rounds else {}
+    return (
+        f"emulator JIT: {len(rounds)} warm-up rounds (the last: {last.get('jit_cpu_s')} of "
+        f"{last.get('emulator_cpu_s')} CPU s); in the runs, JIT CPU s of emulator CPU s: {taken}"
+    )
