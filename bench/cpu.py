@@ -23,9 +23,11 @@ def group_seconds(pgid: int) -> float:
 
 
 def compiler_seconds(pgid: int) -> float:
-    """User + system CPU of the JIT compiler threads of the group's processes: what the
-    emulator's JVM spends compiling itself, not serving (HotSpot names them "C1 CompilerThread0",
-    "C2 CompilerThread1", ...; /proc keeps 15 characters of a thread's name)."""
+    """User + system CPU of the live JIT compiler threads of the group's processes: what the
+    emulator's JVM spends compiling itself, not serving (HotSpot names them "C1
+    CompilerThread0", "C2 CompilerThread1", ...; /proc keeps 15 characters of a thread's
+    name). A lower bound: HotSpot ends compiler threads it no longer needs, and an ended
+    thread's CPU is no longer listed on its own."""
     total = 0.0
     for stat, _ in _group(pgid):
         for task in stat.parent.glob("task/[0-9]*"):
