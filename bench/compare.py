@@ -6,8 +6,9 @@
 Each revision's tree is exported with `git archive` (committed files only) and its workers
 run that tree's code, its `bench.worker` too, which must read this checkout's worker
 configuration (true from d25e84e on); the harness (seeding, measuring) is this checkout's.
-After one small unreported run of each, the revisions run in turn, --trials times, so a
-drift in the machine or the emulator's JIT falls on all of them alike. Prints every run and
+After the warm-up (bench.runs.warm_up: unreported rounds of every revision until the
+emulator's JIT compiler is quiet), the revisions run in turn, --trials times, so a drift
+in the machine falls on all of them alike. Prints every run and
 each revision's medians: one run of ours varies by a fifth from the next on a two-core
 machine, so a change is only believed when it wins most of the pairs."""
 
