@@ -27,7 +27,7 @@ from core.clock import SystemClock
 from core.runtime import Runtime, new_worker_id
 from core.settings import Settings
 from core.slack import SlackTransport
-from core.store import DELIVERIES, MESSAGES, due_messages
+from core.store import DELIVERIES, MESSAGES, due_messages, read_in_order
 from emulator.firestore import FirestoreEmulator
 from processor.tick import PARALLEL_POSTS, run_tick
 
@@ -144,13 +144,16 @@ def contend(
         delivered["not_reached_at_cap"] = delivered["lost"]
         delivered["lost"] = None
     pacing = metrics.pacing(posts)
+    # Who claimed each post of a close pair, and when: the ledger entries say (one read).
+    ids = [d for pair in pacing["close_pairs"] for d in pair["delivery_ids"]]
+    refs = [db.collection(DELIVERIES).document(d) for d in ids]
+    entries = read_in_order(db, *refs) if refs else []
+    claims = iter(
+        {k: (e.to_dict() or {}).get(k) for k in ("worker", "claimed_at", "sent_at")}
+        for e in entries
+    )
     for pair in pacing["close_pairs"]:
-        # Who claimed each of the two, and when: the ledger entries say.
-        entries = [db.collection(DELIVERIES).document(d).get() for d in pair["delivery_ids"]]
-        pair["claims"] = [
-            {k: (e.to_dict() or {}).get(k) for k in ("worker", "claimed_at", "sent_at")}
-            for e in entries
-        ]
+        pair["claims"] = [next(claims) for _ in pair["delivery_ids"]]
     statuses = Counter(
         (d.to_dict() or {}).get("status") for d in list(db.collection(MESSAGES).stream())
     )
