@@ -322,7 +322,9 @@ def _repair_from_ledger(
     now: datetime,
 ) -> Result:
     """The rotation says today is open but its ledger settled (or holds) it: never post it
-    again; mark the day taken, and give a held claim its lease back for reconciliation."""
+    again; mark the day taken, and give a held claim its lease back for reconciliation,
+    as the claim left it (the order advanced, the values before it under `rollback`), so
+    that reconciliation can settle it either way."""
     update: dict[str, Any] = {
         "last_processed_date": day.isoformat(),
         "next_run_at": rotation.next_due_at(now, after=day),
@@ -330,11 +332,17 @@ def _repair_from_ledger(
         "version": firestore.Increment(1),
     }
     if entry.get("status") == LedgerStatus.CLAIMED:
-        update["lease"] = {
-            "owner": entry.get("worker"),
-            "expires_at": entry.get("lease_expires_at"),
-            "occurrence_date": day.isoformat(),
-            "member": entry.get("member"),
+        turn = turn_for(rotation, day)
+        update |= {
+            "cursor": turn.cursor,
+            "members": list(turn.members),
+            "rollback": _rollback_of(snap.to_dict() or {}),
+            "lease": {
+                "owner": entry.get("worker"),
+                "expires_at": entry.get("lease_expires_at"),
+                "occurrence_date": day.isoformat(),
+                "member": entry.get("member"),
+            },
         }
     try:
         snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
