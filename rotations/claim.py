@@ -333,13 +333,15 @@ def _repair_from_ledger(
     }
     if entry.get("status") == LedgerStatus.CLAIMED:
         turn = turn_for(rotation, day)
+        expires = entry.get("lease_expires_at")
         update |= {
             "cursor": turn.cursor,
             "members": list(turn.members),
             "rollback": _rollback_of(snap.to_dict() or {}),
             "lease": {
                 "owner": entry.get("worker"),
-                "expires_at": entry.get("lease_expires_at"),
+                # Never a lease the expired-lease query cannot find.
+                "expires_at": expires if isinstance(expires, datetime) else now,
                 "occurrence_date": day.isoformat(),
                 "member": entry.get("member"),
             },

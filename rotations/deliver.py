@@ -70,6 +70,8 @@ def report_day(rt: Runtime, claim: DayClaim, post: PostResult, result: Result) -
     code, detail = post.code, post.detail or str(post.code)
     if result is Result.SKIPPED:
         code, detail = DAY_ENDED, day_ended_detail(post)
+    elif result is Result.RELEASED:
+        detail += "; tried again today with backoff, up to MAX_ATTEMPTS"
     if needs_alert(post, result) and not claim.escalated:
         escalate(
             rt,
