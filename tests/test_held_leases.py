@@ -8,11 +8,13 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from google.cloud import firestore
 
 from core.store import MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault
 from processor.claim import Claim, claim_message
+from processor.fail_held import FailHeldRefused, fail_held
 from processor.one_pass import run_pass
 from processor.operator import main
 from processor.tick import run_tick
@@ -181,3 +183,18 @@ def test_history_unreadable_for_an_hour_is_escalated_once(settings, db, slack, c
     assert message(db, mid)["status"] == "sending"  # still held: never resent on a guess
     [entry] = [v for k, v in ledger(db).items() if k.startswith(f"m:{mid}:")]
     assert entry["history_escalated_at"] >= T0 + timedelta(hours=1)
+
+
+def test_fail_held_refuses_a_live_lease_a_missing_reason_and_a_document_without_lease(rt, db):
+    mid = claimed_message(rt, db)
+    seed_rotation(db)
+
+    with pytest.raises(FailHeldRefused, match="live lease"):
+        fail_held(rt, f"{MESSAGES}/{mid}", "impatient", "ana")
+    with pytest.raises(FailHeldRefused, match="reason"):
+        fail_held(rt, f"{MESSAGES}/{mid}", " ", "ana")
+    with pytest.raises(FailHeldRefused, match="no lease"):
+        fail_held(rt, f"{ROTATIONS}/standup", "x", "ana")
+    with pytest.raises(FailHeldRefused, match="is not"):
+        fail_held(rt, f"deliveries/{mid}", "x", "ana")
+    assert message(db, mid)["status"] == "sending"
