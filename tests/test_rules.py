@@ -65,7 +65,7 @@ BAD_RULES = [
     "FREQ=DAILY;COUNT=0",
     "FREQ=HOURLY;BYSECOND=60",
     "FREQ=WEEKLY;BYDAY=1MO",
-    "FREQ=DAILY;COUNT=3;UNTIL=20280101T000000Z",
+    "FREQ=DAILY;COUNT=30;UNTIL=20280101T000000Z",
     "FREQ=DAILY;INTERVAL=²",
     "FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30",
     "FREQ=HOURLY;BYYEARDAY=366;BYMONTH=2",
@@ -265,3 +265,16 @@ def test_a_series_reaching_the_end_of_time_ends_cleanly():
     ]
     draft = {"rrule": "FREQ=DAILY", "dtstart": "9999-12-29T12:00", "timezone": "Etc/GMT+12"}
     assert len(upcoming(draft, after, 5)) == 2
+
+
+@pytest.mark.timeout(120)
+def test_resuming_a_series_past_the_budget_is_409_not_a_hang(api, db, dateutil_periods):
+    # Paused, then resumed at T0: the resume point is seven years of seconds from dtstart.
+    doc = seed_series(db, status="paused", rrule="FREQ=SECONDLY", dtstart="2020-01-01T00:00")
+
+    status, body = call(api, "POST", f"/messages/{doc}/resume")
+
+    assert status == 409, body
+    assert "invalid_rrule" in body["message"]
+    assert message(db, doc)["status"] == "paused"
+    assert dateutil_periods["periods"] <= 2 * 100_001
