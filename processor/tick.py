@@ -27,8 +27,9 @@ from formatting.slack_text import to_slack
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
+from processor.due_page import DuePage, channel_of, fair_page
 from processor.outcome import SUMMARY_KEYS, Result, tally
-from processor.pacing import ChannelPacer
+from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.reconcile import reconcile_expired
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
@@ -50,12 +51,12 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     channels in parallel, paced per channel, within the pass's time budget."""
     now = rt.clock.now()
     if dry_run:
-        due = due_messages(rt.db, now, rt.settings.tick_limit)
+        due = _due_page(rt, now, None)
         return {
             **dict.fromkeys(SUMMARY_KEYS, 0),
             "dry_run": True,
-            "due": len(due),
-            "previews": preview_messages(due, now),
+            "due": len(due.messages),
+            "previews": preview_messages(due.messages, now),
             "now": now.isoformat(),
         }
     counts = reconcile_expired(rt)
@@ -63,21 +64,22 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
     seen: set[str] = set()
+    left: set[str] = set()  # read, but a channel's excess (see processor.due_page)
     read = 0
     # Once another worker has won a claim, the channels this worker was first to reach: its
     # share, which it alone reads until it is done (None: the whole page, from the head).
     share: ChannelRange | None = None
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         for _ in range(MAX_PAGES):
-            due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit, share)
-            read += len(due)
-            fresh = _ours(slots, pacer, [snap for snap in due if snap.id not in seen], rt)
+            due = _due_page(rt, rt.clock.now(), share)
+            read += due.read
+            left.update(due.left)
+            fresh = _ours(slots, pacer, [s for s in due.messages if s.id not in seen], rt)
             # At most TICK_LIMIT documents are handled per pass, however often it reads.
             fresh = fresh[: rt.settings.tick_limit - len(seen)]
             seen.update(snap.id for snap in fresh)
-            # A full page: more is due than was read, so this worker will be back for more.
-            backlog = len(due) >= rt.settings.tick_limit
-            page = _Page(rt, pool, pacer, counts, slots, backlog=backlog)
+            # More is due than was taken, so this worker will be back for more.
+            page = _Page(rt, pool, pacer, counts, slots, backlog=due.more)
             # A share is read from its start; the head, from a place of this worker's own.
             page.deliver(lanes(fresh, None if share else rt.worker_id))
             if not page.skipped:
@@ -89,8 +91,20 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
                 continue
             seen.difference_update(page.skipped)
             share = page.share
+    counts["deferred"] += len(left - seen)  # left for the next pass by pacing, too
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
+
+
+def _due_page(rt: Runtime, now: datetime, share: ChannelRange | None) -> DuePage:
+    """The due messages (in `share`, if any) a pass takes, no channel more than it can
+    post to within the pass's budget (one now, then one per POST_INTERVAL)."""
+    per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1
+    return fair_page(
+        lambda limit, excluding: due_messages(rt.db, now, limit, share, excluding),
+        rt.settings.tick_limit,
+        per_channel,
+    )
 
 
 def _ours(
@@ -107,7 +121,7 @@ def _ours(
     for channel in channels - held:
         if (next_post_at := slots.next_post_at(channel, now)) is not None:
             pacer.hold(channel, next_post_at)
-    return [snap for snap in due if _channel(snap) not in held]
+    return [snap for snap in due if channel_of(snap) not in held]
 
 
 def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
@@ -118,7 +132,7 @@ def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
     about the same place of every page, among channels it has posted to."""
     by_channel: dict[tuple[bool, str], list[Snapshot]] = {}
     for snap in due:
-        channel = _channel(snap)
+        channel = channel_of(snap)
         key = (False, channel) if channel is not None else (True, snap.id)
         by_channel.setdefault(key, []).append(snap)
     ordered = [by_channel[key] for key in sorted(by_channel)]
@@ -166,7 +180,7 @@ class _Page:
         self._unrecorded: list[Sent] = []
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
-        channels = [_channel(lane[0]) for lane in lanes]
+        channels = [channel_of(lane[0]) for lane in lanes]
         cursor = [0] * len(lanes)
         busy: dict[Future[_Done], int] = {}
         running: set[int] = set()  # busy's lanes: looked up for every lane, every round
@@ -306,7 +320,7 @@ class _Page:
 
     def _one(self, snap: Snapshot, more: bool) -> _Done:
         started = self._rt.clock.now()
-        channel = _channel(snap)
+        channel = channel_of(snap)
         slotted = slot_channel(channel)
         slots = self._slots.for_claim(slotted, started, more=more) if slotted else ()
         try:
@@ -383,16 +397,7 @@ def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None
 
 
 def _slotted(snap: Snapshot) -> str | None:
-    return slot_channel(_channel(snap))
-
-
-def _channel(snap: Snapshot) -> str | None:
-    # One field, not to_dict(): that deep-copies the whole document, on every call.
-    try:
-        channel = snap.get("channel")
-    except KeyError:
-        return None
-    return channel if isinstance(channel, str) else None
+    return slot_channel(channel_of(snap))
 
 
 def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
