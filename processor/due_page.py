@@ -44,13 +44,15 @@ def fair_page(read: Read, limit: int, per_channel: int) -> DuePage:
         at_cap = [c for c, n in counts.items() if n >= per_channel][: MAX_EXCLUDED - len(excluded)]
         full = len(batch) >= asked
         if not full or not at_cap:
-            page, extra = _capped(batch, per_channel)
-            return _page(kept + page, total, left + extra, more=full or bool(left + extra))
+            if max(counts.values(), default=0) > per_channel:
+                batch, extra = _capped(batch, per_channel)
+                left = left + extra
+            return _page(kept, batch, total, left, more=full or bool(left))
         page, extra = _capped([s for s in batch if channel_of(s) in at_cap], per_channel)
         kept, left, excluded = kept + page, left + extra, excluded + at_cap
         asked = limit - len(kept)
         if asked <= 0:
-            return _page(kept, total, left, more=True)
+            return _page(kept, [], total, left, more=True)
 
 
 def channel_of(snap: Snapshot) -> str | None:
@@ -78,7 +80,11 @@ def _capped(batch: list[Snapshot], per_channel: int) -> tuple[list[Snapshot], li
     return page, extra
 
 
-def _page(messages: list[Snapshot], read: int, left: list[str], *, more: bool) -> DuePage:
+def _page(
+    kept: list[Snapshot], batch: list[Snapshot], read: int, left: list[str], *, more: bool
+) -> DuePage:
+    if not kept:
+        return DuePage(batch, read, left, more)  # one read: in its order already
     # Stable: each channel's messages come from one read, in its order.
-    messages.sort(key=lambda snap: snap.get("next_run_at"))
+    messages = sorted(kept + batch, key=lambda snap: snap.get("next_run_at"))
     return DuePage(messages, read, left, more)
