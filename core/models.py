@@ -89,16 +89,24 @@ def format_instant(instant: datetime) -> str:
     return instant.strftime("%Y%m%dT%H%M%SZ")
 
 
-def check_lease(lease: object) -> None:
-    """DocumentError `invalid_lease` when a stored `lease` is there (not empty) but no pass
-    could ever settle it: anything but a map with a timestamp `expires_at`. Every lease this
-    product writes is such a map; another one was written by hand, and holds no claim."""
-    if not lease or (isinstance(lease, dict) and isinstance(lease.get("expires_at"), datetime)):
-        return
-    raise DocumentError(
+def usable_lease(lease: object) -> bool:
+    """Whether a stored `lease` is one a pass can settle: a map with a timestamp
+    `expires_at`, as every lease this product writes is."""
+    return isinstance(lease, dict) and isinstance(lease.get("expires_at"), datetime)
+
+
+def invalid_lease(lease: object) -> DocumentError:
+    return DocumentError(
         "invalid_lease",
         f"lease {lease!r} is not a map with a timestamp expires_at; no worker holds it",
     )
+
+
+def check_lease(lease: object) -> None:
+    """DocumentError `invalid_lease` when a stored `lease` is there (not empty) but not
+    usable: written by hand, it holds no claim, and no pass would ever settle it."""
+    if lease and not usable_lease(lease):
+        raise invalid_lease(lease)
 
 
 def message_delivery_id(message_id: str, occurrence_at: datetime) -> str:

@@ -30,7 +30,13 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, check_lease, message_delivery_id
+from core.models import (
+    LedgerStatus,
+    Message,
+    invalid_lease,
+    message_delivery_id,
+    usable_lease,
+)
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot, expired_leases, unusable_leases
@@ -62,11 +68,10 @@ def reconcile_expired(rt: Runtime) -> Counter[str]:
 
 
 def _reject_lease(rt: Runtime, snap: Snapshot) -> Result | None:
-    try:
-        check_lease((snap.to_dict() or {}).get("lease"))
-    except DocumentError as exc:
-        return reject_document(rt, snap, exc, rt.clock.now())
-    return None
+    lease = (snap.to_dict() or {}).get("lease")
+    if usable_lease(lease):
+        return None
+    return reject_document(rt, snap, invalid_lease(lease), rt.clock.now())
 
 
 def settle_each(

@@ -22,7 +22,8 @@ from tests.test_api_messages import ONE_OFF, SERIES
 from tests.test_api_rotations import ROTATION
 from tests.test_rotation_processor import rotation, seed_rotation
 
-MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
+MAIN_DIR = Path(__file__).resolve().parent.parent
+MAIN = str(MAIN_DIR / "main.py")
 YEAR_1 = datetime(1, 1, 1, tzinfo=UTC)
 YEAR_9999 = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
@@ -317,7 +318,9 @@ def test_a_path_the_framework_cannot_route_gets_the_json_error(api, path):
 # --- leases -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lease", ["x", 5, True, [1], {"owner": "w"}, {"expires_at": "soon"}])
+@pytest.mark.parametrize(
+    "lease", ["x", 5, True, [1], {"owner": "w"}, {"expires_at": "soon"}, "", 0, {}]
+)
 def test_a_sending_message_with_an_unusable_lease_ends_failed(rt, db, slack, capsys, lease):
     seed_message(db, "stuck", status="sending", lease=lease)
     seed_message(db, "good")
@@ -357,3 +360,13 @@ def test_a_rotation_with_an_unusable_lease_is_paused_and_can_be_resumed(
     assert status == 200, answer
     run_pass(rt)
     assert len(slack.posts()) == 1
+
+
+def test_the_unusable_lease_query_has_its_composite_index():
+    indexes = json.loads((MAIN_DIR / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [(f["fieldPath"], f["order"]) for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "scheduled_messages"
+    ]
+    assert [("status", "ASCENDING"), ("lease", "ASCENDING")] in fields
