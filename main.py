@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import flask
 import functions_framework
+from werkzeug.exceptions import NotFound as NoRoute
 
 from composer.routes import handle_api
-from core.http import respond
+from core.http import respond, unrouted
 from processor.tick_endpoint import handle_tick
 
 
@@ -19,3 +20,12 @@ def tick(request: flask.Request) -> flask.Response:
 @functions_framework.http
 def api(request: flask.Request) -> flask.Response:
     return respond(request, handle_api)
+
+
+def not_routed(_: NoRoute) -> flask.Response:
+    return respond(flask.request, unrouted)
+
+
+# A path the framework's own router cannot match (`/messages/a%0Ab`: its `<path:path>` takes
+# no newline) gets the contract's JSON error too, after authentication, not an HTML page.
+functions_framework.errorhandler(NoRoute)(not_routed)

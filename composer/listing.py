@@ -20,11 +20,11 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from composer.serialize import as_json
-from composer.validation import Problems, check_channel
+from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
 from core.models import Status
 from core.runtime import Runtime
-from core.store import DELIVERIES, MESSAGES
+from core.store import DELIVERIES, MESSAGES, is_document_id, is_timestamp
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -50,13 +50,7 @@ class Page:
 
 def page_from(query: Any, problems: Problems) -> Page:
     """`limit` and `cursor` query parameters; problems are reported, not raised."""
-    limit = DEFAULT_LIMIT
-    raw_limit = query.get("limit")
-    if raw_limit is not None:
-        if raw_limit.isdigit() and 1 <= int(raw_limit) <= MAX_LIMIT:
-            limit = int(raw_limit)
-        else:
-            problems.add("limit", f"must be an integer from 1 to {MAX_LIMIT}")
+    limit = whole_number(problems, "limit", query.get("limit"), MAX_LIMIT, DEFAULT_LIMIT)
     after = None
     raw_cursor = query.get("cursor")
     if raw_cursor is not None:
@@ -156,6 +150,8 @@ def _decode_cursor(cursor: str) -> tuple[datetime | None, str] | None:
         at = None if data["at"] is None else datetime.fromisoformat(data["at"])
     except (binascii.Error, ValueError, TypeError, KeyError):
         return None
-    if not isinstance(doc_id, str) or not doc_id or (at is not None and at.tzinfo is None):
+    if not isinstance(doc_id, str) or not is_document_id(doc_id):
+        return None
+    if at is not None and (at.tzinfo is None or not is_timestamp(at)):
         return None
     return at, doc_id

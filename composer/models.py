@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from core.http import Instant
+from core.models import MAX_MISFIRE_GRACE
 from core.rules import MAX_EXDATES
 
 NonWorkingDayPolicy = Literal["skip", "next_working_day"]
@@ -39,12 +41,12 @@ class MessageDraft(_Body):
     channel: str
     text: str
     timezone: str = "UTC"
-    send_at: AwareDatetime | None = None
-    expires_at: AwareDatetime | None = None
+    send_at: Instant | None = None
+    expires_at: Instant | None = None
     rrule: str | None = None
     dtstart: str | None = None
     exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: int | None = Field(default=None, ge=0)
+    misfire_grace_seconds: int | None = Field(default=None, ge=0, le=MAX_MISFIRE_GRACE)
     allow_broadcast: bool = False
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None
@@ -58,12 +60,12 @@ class MessageEdit(_Body):
     channel: str | None = None
     text: str | None = None
     timezone: str | None = None
-    send_at: AwareDatetime | None = None
-    expires_at: AwareDatetime | None = None
+    send_at: Instant | None = None
+    expires_at: Instant | None = None
     rrule: str | None = None
     dtstart: str | None = None
     exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: int | None = Field(default=None, ge=0)
+    misfire_grace_seconds: int | None = Field(default=None, ge=0, le=MAX_MISFIRE_GRACE)
     allow_broadcast: bool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None

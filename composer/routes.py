@@ -25,12 +25,13 @@ from composer.pausing import pause_message, resume_message
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, preview_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import create_rotation, edit_rotation, get_rotation
-from composer.validation import Problems
+from composer.validation import Problems, whole_number
 from composer.versions import if_match_from
 from core.errors import Conflict, MethodNotAllowed, NotFound
 from core.http import json_object, parse_body
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
+from core.store import is_document_id
 
 Answer = tuple[Any, int]
 # Each retry follows a concurrent create with the same Idempotency-Key.
@@ -132,8 +133,6 @@ _ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
     ("PUT", re.compile(rf"/rotations/{_ID}"), _put_rotation),
     ("POST", re.compile(rf"/rotations/{_ID}/preview"), _preview_rotation),
 ]
-# Ids Firestore refuses or reserves: never a stored document, so never found.
-_IMPOSSIBLE_ID = re.compile(r"^(\.|\.\.|__.*__)$")
 
 
 def handle_api(request: flask.Request, settings: Settings) -> Answer:
@@ -151,7 +150,8 @@ def dispatch(request: flask.Request, rt: Runtime) -> Answer:
             allowed.append(method)
             continue
         ident = match.groupdict().get("ident")
-        if ident is not None and (_IMPOSSIBLE_ID.match(ident) or len(ident.encode()) > 1500):
+        if ident is not None and not is_document_id(ident):
+            # Never a stored document, so never found.
             raise NotFound(f"no record with id {ident!r}")
         return handler(request, rt, **match.groupdict())
     if allowed:
@@ -203,13 +203,7 @@ def _count_from(request: flask.Request) -> int:
     """The previews' `count` query parameter (the only one they take)."""
     problems = Problems()
     _allow_query(request, problems, "count")
-    count = DEFAULT_COUNT
-    raw = request.args.get("count")
-    if raw is not None:
-        if raw.isdigit() and 1 <= int(raw) <= MAX_COUNT:
-            count = int(raw)
-        else:
-            problems.add("count", f"must be an integer from 1 to {MAX_COUNT}")
+    count = whole_number(problems, "count", request.args.get("count"), MAX_COUNT, DEFAULT_COUNT)
     problems.raise_if_any()
     return count
 

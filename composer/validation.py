@@ -7,6 +7,7 @@ nothing the API stores is later rejected at send time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,6 +58,17 @@ class Problems:
         if self.details:
             fields = ", ".join(dict.fromkeys(d["field"] for d in self.details))
             raise ValidationFailed(f"invalid fields: {fields}", self.details)
+
+
+def whole_number(problems: Problems, field: str, raw: str | None, high: int, default: int) -> int:
+    """A query parameter that must be a whole number from 1 to `high`: ASCII digits only
+    (`²` passes str.isdigit) and few of them (int() refuses thousands)."""
+    if raw is None:
+        return default
+    if re.fullmatch(r"[0-9]{1,9}", raw) and 1 <= int(raw) <= high:
+        return int(raw)
+    problems.add(field, f"must be an integer from 1 to {high}, got {raw[:20]!r}")
+    return default
 
 
 def validated(model: type[BaseModel], data: dict[str, Any]) -> Any:

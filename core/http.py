@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
 
 import flask
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ValidationError
 
 from core import logs
 from core.auth import AuthConfig, authenticate
-from core.errors import BadRequest, HttpError, SettingsError, ValidationFailed
+from core.errors import BadRequest, HttpError, NotFound, SettingsError, ValidationFailed
+from core.models import instant_problem
 from core.settings import Settings
 
 Handler = Callable[[flask.Request, Settings], tuple[Any, int]]
@@ -52,11 +54,30 @@ def respond(request: flask.Request, handler: Handler) -> flask.Response:
     return _json(body, status)
 
 
+def unrouted(request: flask.Request, _: Settings) -> tuple[Any, int]:
+    """The handler of a request the framework could not route to a target."""
+    raise NotFound(f"no route {request.method} {request.path!r}")
+
+
 def _json(body: Any, status: int) -> flask.Response:
     return flask.Response(json.dumps(body, default=str), status=status, mimetype="application/json")
 
 
+def _supported(value: datetime) -> datetime:
+    problem = instant_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# An instant in a request body: ISO-8601 with an offset, within the supported range
+# (core.models.EARLIEST_INSTANT..LATEST_INSTANT), so no later arithmetic overflows.
+Instant = Annotated[AwareDatetime, AfterValidator(_supported)]
+
 M = TypeVar("M", bound=BaseModel)
+# No body this API takes nests deeper than a few levels; deeper ones are refused before any
+# code walks them (json itself gives up near 1,000 levels with a RecursionError).
+MAX_JSON_DEPTH = 32
 
 
 def json_object(request: flask.Request) -> dict[str, Any]:
@@ -68,9 +89,25 @@ def json_object(request: flask.Request) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"the body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    if _depth(data) > MAX_JSON_DEPTH:
+        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(data, dict):
         raise BadRequest(f"the body must be a JSON object, got {type(data).__name__}")
     return data
+
+
+def _depth(value: Any) -> int:
+    """How many objects and arrays nest in `value` (a scalar: 0), walked without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:

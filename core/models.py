@@ -5,15 +5,50 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
 
 MAX_TEXT = 40_000
-CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+# Ids are matched whole (`\Z`, not `$`, which also allows a trailing newline).
+CHANNEL_ID = re.compile(r"\A[CGD][A-Z0-9]{2,}\Z")
 DEFAULT_MISFIRE_GRACE = 3600
+# A year: later than that an occurrence is not "late" any more (and the value stays far
+# inside Firestore's int64 and timedelta's range).
+MAX_MISFIRE_GRACE = 366 * 24 * 3600
+# The instants a message or a pass may name (`send_at`, `expires_at`, `next_run_at`, the
+# tick's `now`): any real schedule fits, and they stay far enough from datetime's years 1 and
+# 9999 that what a pass computes from them (leases, backoffs, a day's margin in any zone,
+# local times in +14:00 or -12:00) never overflows.
+EARLIEST_INSTANT = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_INSTANT = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def instant_problem(value: object) -> str | None:
+    """Why `value` is not a usable instant (None: it is one): an aware datetime from
+    EARLIEST_INSTANT up to (not including) LATEST_INSTANT."""
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        return f"{value!r} is not a timestamp with an offset"
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST_INSTANT <= utc < LATEST_INSTANT:
+        return (
+            f"{value.isoformat()} is outside the supported range "
+            f"{EARLIEST_INSTANT.isoformat()} to {LATEST_INSTANT.isoformat()} (exclusive)"
+        )
+    return None
+
+
+def check_instant(value: object, field: str) -> datetime:
+    """`value`, a usable instant; else DocumentError `invalid_<field>`."""
+    problem = instant_problem(value)
+    if problem is not None or not isinstance(value, datetime):
+        raise DocumentError(f"invalid_{field}", f"{field}: {problem}")
+    return value
 
 
 class Status:
@@ -52,6 +87,26 @@ def format_instant(instant: datetime) -> str:
     if instant.microsecond:
         return instant.strftime("%Y%m%dT%H%M%S.%fZ")
     return instant.strftime("%Y%m%dT%H%M%SZ")
+
+
+def usable_lease(lease: object) -> bool:
+    """Whether a stored `lease` is one a pass can settle: a map with a timestamp
+    `expires_at`, as every lease this product writes is."""
+    return isinstance(lease, dict) and isinstance(lease.get("expires_at"), datetime)
+
+
+def invalid_lease(lease: object) -> DocumentError:
+    return DocumentError(
+        "invalid_lease",
+        f"lease {lease!r} is not a map with a timestamp expires_at; no worker holds it",
+    )
+
+
+def check_lease(lease: object) -> None:
+    """DocumentError `invalid_lease` when a stored `lease` is there (not empty) but not
+    usable: written by hand, it holds no claim, and no pass would ever settle it."""
+    if lease and not usable_lease(lease):
+        raise invalid_lease(lease)
 
 
 def message_delivery_id(message_id: str, occurrence_at: datetime) -> str:
@@ -104,17 +159,16 @@ class Message:
         zone(timezone)
         recurrence = recurrence_from_fields(data)
         expires_at = data.get("expires_at")
-        if expires_at is not None and (
-            not isinstance(expires_at, datetime) or expires_at.tzinfo is None
-        ):
-            raise DocumentError(
-                "invalid_expires_at", f"expires_at {expires_at!r} is not a timestamp"
-            )
+        if expires_at is not None:
+            check_instant(expires_at, "expires_at")
+        if data.get("send_at") is not None:
+            check_instant(data["send_at"], "send_at")
         grace = data.get("misfire_grace_seconds", DEFAULT_MISFIRE_GRACE)
-        if not isinstance(grace, int) or isinstance(grace, bool) or grace < 0:
+        if type(grace) is not int or not 0 <= grace <= MAX_MISFIRE_GRACE:
             raise DocumentError(
                 "invalid_misfire_grace_seconds",
-                f"misfire_grace_seconds must be a non-negative int, got {grace!r}",
+                f"misfire_grace_seconds must be an int from 0 to {MAX_MISFIRE_GRACE}, "
+                f"got {grace!r}",
             )
         allow_broadcast = data.get("allow_broadcast", False)
         if not isinstance(allow_broadcast, bool):

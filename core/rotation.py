@@ -29,9 +29,10 @@ from core.models import CHANNEL_ID, MAX_TEXT
 from core.schedule import to_utc, zone
 from core.working_days import WorkingDays
 
-USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
-SEND_TIME = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
-LOCAL_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Matched whole: `\Z` (not `$`, which allows a trailing newline), ASCII digits only.
+USER_ID = re.compile(r"\A[UW][A-Z0-9]{2,}\Z")
+SEND_TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
+LOCAL_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 DEFAULT_WEEKDAYS = (0, 1, 2, 3, 4)
 PLACEHOLDER = "{member}"
 ACTIVE, PAUSED = "active", "paused"

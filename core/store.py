@@ -5,9 +5,10 @@ requests (it holds the gRPC channel)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_document import DocumentSnapshot
@@ -21,6 +22,31 @@ MESSAGES = "scheduled_messages"
 DELIVERIES = "deliveries"
 ROTATIONS = "rotations"
 CHANNEL_PACING = "channel_pacing"
+
+
+# Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.
+_RESERVED_ID = re.compile(r"\.|\.\.|__.*__", re.DOTALL)
+_MAX_ID_BYTES = 1500
+
+
+def is_document_id(text: str) -> bool:
+    """Whether `text` can name a document (so a read of it cannot be an invalid request)."""
+    return (
+        bool(text)
+        and "/" not in text
+        and not _RESERVED_ID.fullmatch(text)
+        and len(text.encode("utf-8", "surrogatepass")) <= _MAX_ID_BYTES
+    )
+
+
+def is_timestamp(value: datetime) -> bool:
+    """Whether an aware `value` is an instant Firestore can store and compare (years 1 to
+    9999 in UTC: `0001-01-01T00:00+14:00` is not one)."""
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True
 
 
 def make_client(project: str) -> firestore.Client:
@@ -111,6 +137,24 @@ def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snap
         .limit(limit)
     )
     return list(query.stream())
+
+
+def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
+    """Messages `sending` under a lease that `expired_leases` can never find: a `lease` that
+    is not a map, or a map whose first key is not a timestamp `expires_at`. Firestore orders
+    values of different types (null, bool, number, timestamp, string, ..., map) and maps key by
+    key, so all of these sort before the least usable lease or from the first map whose
+    `expires_at` is a string (a cursor, unlike a filter, compares across types). Through the
+    (status, lease) composite index."""
+    query = (
+        db.collection(MESSAGES)
+        .where(filter=FieldFilter("status", "==", Status.SENDING))
+        .order_by("lease")
+    )
+    least = {"lease": {"expires_at": datetime(1, 1, 1, tzinfo=UTC)}}
+    before = list(query.end_before(least).limit(limit).stream())
+    after = list(query.start_at({"lease": {"expires_at": ""}}).limit(limit).stream())
+    return before + after
 
 
 def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:

@@ -31,7 +31,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, Status, message_delivery_id
+from core.models import LedgerStatus, Message, Status, check_instant, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
@@ -68,12 +68,7 @@ class Claim:
 def occurrence_of(data: dict[str, Any]) -> datetime:
     """The occurrence a waiting message delivers next: `next_run_at`, unless a released
     attempt is being retried later (then `occurrence_at` keeps its identity)."""
-    occurrence = data.get("occurrence_at") or data.get("next_run_at")
-    if not isinstance(occurrence, datetime):
-        raise DocumentError(
-            "invalid_occurrence_at", f"occurrence_at {occurrence!r} is not a timestamp"
-        )
-    return occurrence
+    return check_instant(data.get("occurrence_at") or data.get("next_run_at"), "occurrence_at")
 
 
 def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) -> datetime | None:
@@ -378,12 +373,14 @@ def _retire_deleted(rt: Runtime, snap: Snapshot, now: datetime) -> Result:
 
 def reject_document(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
     """A document that cannot be sent as it is ends `failed` with a code saying why; the
-    tick goes on."""
+    tick goes on. It holds no claim (only a waiting message, or one whose lease no worker
+    can hold, is rejected), so a stale `lease` goes too."""
     try:
         snap.reference.update(
             {
                 "status": Status.FAILED,
                 "last_error": {"code": exc.code, "message": exc.message, "at": now},
+                "lease": firestore.DELETE_FIELD,
                 "updated_at": now,
                 "version": firestore.Increment(1),
             },

@@ -32,11 +32,17 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, message_delivery_id
+from core.models import (
+    LedgerStatus,
+    Message,
+    invalid_lease,
+    message_delivery_id,
+    usable_lease,
+)
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
-from core.store import DELIVERIES, Snapshot, expired_leases
-from processor.claim import Claim
+from core.store import DELIVERIES, Snapshot, expired_leases, unusable_leases
+from processor.claim import Claim, reject_document
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
 from processor.held import history_unreadable, hold_lease
@@ -55,9 +61,20 @@ def backoff(attempts: int) -> timedelta:
 
 
 def reconcile_expired(rt: Runtime) -> Counter[str]:
-    """Settle every expired lease this pass can take; the tick's summary counts."""
+    """Settle every expired lease this pass can take, and fail every `sending` message whose
+    lease no pass could settle (`invalid_lease`); the tick's summary counts."""
     snaps = expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
-    return settle_each(snaps, lambda snap: reconcile_one(rt, snap), "message_id")
+    counts = settle_each(snaps, lambda snap: reconcile_one(rt, snap), "message_id")
+    unusable = unusable_leases(rt.db, rt.settings.tick_limit)
+    counts.update(settle_each(unusable, lambda snap: _reject_lease(rt, snap), "message_id"))
+    return counts
+
+
+def _reject_lease(rt: Runtime, snap: Snapshot) -> Result | None:
+    lease = (snap.to_dict() or {}).get("lease")
+    if usable_lease(lease):
+        return None
+    return reject_document(rt, snap, invalid_lease(lease), rt.clock.now())
 
 
 def settle_each(

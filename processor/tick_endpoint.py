@@ -7,11 +7,11 @@ from datetime import datetime
 from typing import Any
 
 import flask
-from pydantic import AwareDatetime, BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from core.clock import FixedClock
 from core.errors import BadRequest, MethodNotAllowed
-from core.http import parse_body
+from core.http import Instant, parse_body
 from core.runtime import runtime_for
 from core.settings import Settings
 from processor.one_pass import run_pass
@@ -21,7 +21,7 @@ class TickRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     dry_run: bool = False
-    now: AwareDatetime | None = None
+    now: Instant | None = None
 
 
 def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, Any], int]:

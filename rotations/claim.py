@@ -19,7 +19,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, rotation_delivery_id
+from core.models import LedgerStatus, check_lease, rotation_delivery_id
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
@@ -55,9 +55,12 @@ def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayC
     pacing slots too, as a message's claim does."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
-    if data.get("status") != "active" or data.get("lease"):
-        return Result.SKIPPED  # paused, or a claimed day not settled yet
+    if data.get("status") != "active":
+        return Result.SKIPPED
     try:
+        check_lease(data.get("lease"))
+        if data.get("lease"):
+            return Result.SKIPPED  # a claimed day, settled by reconciliation
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
         return reject_rotation(rt, snap, exc, now)
@@ -362,12 +365,15 @@ def _repair_from_ledger(
 
 def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
     """A rotation that cannot take turns as stored is paused with a code saying why (and
-    escalated), rather than tried again every minute."""
+    escalated), rather than tried again every minute. It holds no claim (one with a usable
+    lease is never rejected), so a `lease` no worker can hold goes too, and an edit can
+    resume it."""
     try:
         snap.reference.update(
             {
                 "status": "paused",
                 "last_error": {"code": exc.code, "message": exc.message, "at": now},
+                "lease": firestore.DELETE_FIELD,
                 "updated_at": now,
                 "version": firestore.Increment(1),
             },

@@ -9,6 +9,7 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
+from core.models import check_lease
 from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations
@@ -102,10 +103,11 @@ def preview_rotations(rt: Runtime) -> list[dict[str, Any]]:
 
 def preview_due_turn(snap: Snapshot, now: datetime) -> dict[str, Any] | None:
     data = snap.to_dict() or {}
-    if data.get("lease"):
-        return None  # a claimed day is settled by reconciliation, not posted again
     entry: dict[str, Any] = {"kind": "rotation", "id": snap.id, "channel": data.get("channel")}
     try:
+        check_lease(data.get("lease"))
+        if data.get("lease"):
+            return None  # a claimed day is settled by reconciliation, not posted again
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
         return entry | {
