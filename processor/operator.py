@@ -24,8 +24,8 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.errors import AppError
-from core.models import LedgerStatus, Message, Status
+from core.errors import AppError, DocumentError
+from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
@@ -109,9 +109,14 @@ def _settle(rt: Runtime, delivery_id: str, action: str, reason: str, by: str, up
     data = snap.to_dict()
     if data is None:
         raise OperatorError(f"message {entry.get('message_id')!r} of {delivery_id!r} is gone")
-    if data.get("status") not in SETTLEABLE_MESSAGE:
-        raise OperatorError(f"message {snap.id!r} is {data.get('status')!r}; it has moved on")
-    message = Message.from_document(snap.id, data)
+    _refuse_unless_current(rt, delivery_id, entry, snap.id, data, now)
+    try:
+        message = Message.from_document(snap.id, data)
+    except DocumentError as exc:
+        raise OperatorError(
+            f"message {snap.id!r} cannot be sent as stored ({exc.code}: {exc.message}); "
+            "fix the document first"
+        ) from None
     message_update, ledger_update = updates(message, entry["occurrence_at"])
     record = {"action": action, "reason": reason, "by": by, "at": now}
     batch = rt.db.batch()
@@ -135,6 +140,58 @@ def _settle(rt: Runtime, delivery_id: str, action: str, reason: str, by: str, up
         reason=reason,
         by=by,
     )
+
+
+def _refuse_unless_current(
+    rt: Runtime,
+    delivery_id: str,
+    entry: dict[str, Any],
+    message_id: str,
+    data: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Only the occurrence the message is on may be settled: a `sending` message's lease
+    occurrence, or a parked (`unconfirmed`, `failed`) message's newest ledger entry. Settling
+    an older one would take the message back from a newer occurrence (perhaps in flight)
+    and post the old one as well. New ledger entries of a message are only ever written
+    together with the message, so the caller's precondition on the message read covers
+    this answer too."""
+    status = data.get("status")
+    if status not in SETTLEABLE_MESSAGE:
+        waiting = f", next due at {data.get('next_run_at')}" if status in Status.WAITING else ""
+        raise OperatorError(
+            f"delivery {delivery_id!r} is not the current occurrence of message "
+            f"{message_id!r}: the message is {status!r}{waiting}; it has moved on"
+        )
+    stored_lease = data.get("lease")
+    lease: dict[str, Any] = stored_lease if isinstance(stored_lease, dict) else {}
+    if status == Status.SENDING:
+        current = lease.get("occurrence_at")
+    else:
+        current = newest_occurrence(rt.db, message_id)
+    if current != entry.get("occurrence_at"):
+        on = message_delivery_id(message_id, current) if isinstance(current, datetime) else None
+        raise OperatorError(
+            f"delivery {delivery_id!r} is not the current occurrence of message "
+            f"{message_id!r}: the message is {status!r} on {on!r}; settle that one instead"
+        )
+    lease_end = lease.get("expires_at")
+    if status == Status.SENDING and isinstance(lease_end, datetime) and lease_end > now:
+        raise OperatorError(
+            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
+        )
+
+
+def newest_occurrence(db: firestore.Client, message_id: str) -> Any:
+    """The occurrence of the message's newest ledger entry (None without one), through the
+    (message_id, occurrence_at desc) index that the deliveries listing uses."""
+    query = (
+        db.collection(DELIVERIES)
+        .where(filter=FieldFilter("message_id", "==", message_id))
+        .order_by("occurrence_at", direction=firestore.Query.DESCENDING)
+        .limit(1)
+    )
+    return next((s.get("occurrence_at") for s in query.stream()), None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,9 +11,11 @@ from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
 from processor.claim import Claim, claim_message
+from processor.deliver import send
+from processor.finalize import finalize
 from processor.operator import OperatorError, main, mark_delivered, release
 from processor.tick import run_tick
-from tests.conftest import T0, ledger, message, seed_message
+from tests.conftest import T0, call, ledger, message, seed_message
 
 
 def unconfirmed_message(rt, db, slack):
@@ -82,3 +84,37 @@ def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
     with pytest.raises(OperatorError, match="no delivery"):
         release(rt, "m:nope:20270104T090000Z", "typo", "ana")
     assert message(db, mid)["status"] == "sending"
+
+
+def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight(
+    rt, db, slack, api, capsys
+):
+    """The issue's case: a failed occurrence, an edit that re-arms the series, the next
+    occurrence in flight; releasing the old one would take the message back from it."""
+    mid = seed_message(
+        db, status="recurring", send_at=None, rrule="FREQ=DAILY", dtstart="2027-01-04T09:00"
+    )
+    slack.inject(Fault(kind="error", code="channel_not_found", times=1))
+    run_tick(rt)
+    old = message_delivery_id(mid, T0)
+    assert (message(db, mid)["status"], ledger(db)[old]["status"]) == ("failed", "failed")
+    assert call(api, "PUT", f"/messages/{mid}", {"text": "Stand-up (fixed channel)"})[0] == 200
+    rt.clock.advance(timedelta(days=1))
+    newer = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(newer, Claim) and newer.delivery_id == message_delivery_id(
+        mid, T0 + timedelta(days=1)
+    )
+    capsys.readouterr()
+
+    code = main(["release", old, "--reason", "channel fixed", "--by", "ana"])
+    finalize(rt, newer, send(rt, newer))  # the worker in flight records its post
+    rt.clock.advance(timedelta(minutes=10))
+    run_tick(rt)
+
+    assert slack.delivery_ids() == [newer.delivery_id]  # the old occurrence is not posted
+    entries = ledger(db)
+    assert (entries[old]["status"], entries[newer.delivery_id]["status"]) == ("failed", "sent")
+    assert message(db, mid)["status"] == "recurring"
+    error = capsys.readouterr().err
+    assert code == 2 and "not the current occurrence" in error
+    assert old in error and newer.delivery_id in error
