@@ -3,13 +3,16 @@
     python -m processor.operator list [--status claimed,unconfirmed,failed] [--limit 50]
     python -m processor.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
     python -m processor.operator release DELIVERY_ID --reason "..."
+    python -m processor.operator doctor [--fix] [--json]
 
 `mark-delivered` is for an occurrence a person saw in the channel (unconfirmed, failed or
 stuck): it is finalized as delivered and never sent again. `release` is for one a person
 knows did not go out: it is claimed again by the next pass, through the same ledger entry.
 Both record who, when and why on the ledger entry, and refuse an occurrence whose lease is
 still live (a worker is sending it right now). Rotation days (`r:…` ids) are settled by
-`rotations.operator`. Settings come from the environment."""
+`rotations.operator`. Both act only on the occurrence the message (or rotation) is on now.
+`doctor` lists the stored documents the processor will never send, and why
+(`processor.doctor`). Settings come from the environment."""
 
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
+from processor.doctor import run_doctor
 from rotations.operator import DayActionRefused, mark_day_delivered, release_day
 
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
@@ -213,9 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     released.add_argument("--reason", required=True)
     for action in (marked, released):
         action.add_argument("--by", default=getpass.getuser(), help="who decides (recorded)")
+    doctor = sub.add_parser("doctor", help="stored documents the processor will never send")
+    doctor.add_argument("--fix", action="store_true", help="set next_run_at where computable")
+    doctor.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args(argv)
     rt = runtime_for(Settings.from_env())
     try:
+        if args.command == "doctor":
+            return run_doctor(rt, apply=args.fix, as_json=args.json)
         if args.command == "list":
             statuses = tuple(s.strip() for s in args.status.split(",") if s.strip())
             for row in list_deliveries(rt.db, statuses, args.limit):
