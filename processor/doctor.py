@@ -79,12 +79,13 @@ def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding
     status = data.get("status")
     if not isinstance(status, str) or status not in MESSAGE_STATUSES:
         return _unknown_status(MESSAGES, doc_id, status)
-    if status not in (*Status.WAITING, Status.SENDING) or data.get("deleted") is True:
-        return None  # settled, parked for a person, or paused: not the processor's to send
+    waiting = status in Status.WAITING and data.get("deleted") is not True
+    if not waiting and status != Status.SENDING:
+        return None  # settled, deleted, parked for a person, or paused: nothing to send
     try:
         message = Message.from_document(doc_id, data)
     except DocumentError as exc:
-        return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor fails it)")
+        return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
     if status == Status.SENDING:
         return _lease_finding(MESSAGES, doc_id, data.get("lease"), "occurrence_at")
     if isinstance(data.get("next_run_at"), datetime):
@@ -101,14 +102,14 @@ def examine_rotation(doc_id: str, data: dict[str, Any], now: datetime) -> Findin
     status = data.get("status")
     if not isinstance(status, str) or status not in ROTATION_STATUSES:
         return _unknown_status(ROTATIONS, doc_id, status)
-    if "lease" in data:
+    if data.get("lease"):  # a claimed day (the claim skips it): reconciliation settles it
         return _lease_finding(ROTATIONS, doc_id, data.get("lease"), "occurrence_date")
     if status == PAUSED:
         return None
     try:
         Rotation.from_document(doc_id, data)
     except DocumentError as exc:
-        return Finding(ROTATIONS, doc_id, exc.code, f"{exc.message} (the processor pauses it)")
+        return Finding(ROTATIONS, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
     if isinstance(data.get("next_run_at"), datetime):
         return None
     return _unscheduled(ROTATIONS, doc_id, data, now)

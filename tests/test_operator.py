@@ -222,22 +222,24 @@ def test_no_operator_action_posts_twice_or_leaves_an_entry_stuck(
     args = ["--ts", SEEN_TS] if action == "mark-delivered" else []
     code = main([action, old, *args, "--reason", "checked by hand", "--by", "ana"])
     after = (message(db, mid), ledger(db)[old])
+
+    allowed = entry_status in ("claimed", "unconfirmed", "failed") and on == "old"
+    if not allowed:
+        assert code == 2 and old in capsys.readouterr().err
+        assert after == before  # a refused action writes nothing
+        if in_flight is None:
+            return  # nothing written and nobody sending: no pass can tell a difference
     if in_flight is not None:
         finalize(rt, in_flight, send(rt, in_flight))  # the worker in flight records its post
     rt.clock.advance(timedelta(minutes=10))
     run_tick(rt)
     run_tick(rt)
-
-    allowed = entry_status in ("claimed", "unconfirmed", "failed") and on == "old"
     posted = Counter(slack.delivery_ids())
     assert all(count == 1 for count in posted.values()), posted
     entries = ledger(db)
-    assert [
-        i for i, e in entries.items() if i != old and e["status"] in ("claimed", "released")
-    ] == []
+    stuck = [i for i, e in entries.items() if i != old and e["status"] in ("claimed", "released")]
+    assert stuck == []
     if not allowed:
-        assert code == 2 and old in capsys.readouterr().err
-        assert after == before  # a refused action writes nothing
         return
     assert code == 0
     if action == "release":
