@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from core.rules import MAX_EXDATES
+
 NonWorkingDayPolicy = Literal["skip", "next_working_day"]
 # What reconciliation does when Slack history cannot be read (processor/reconcile.py).
 AmbiguityPolicy = Literal["hold", "retry"]
@@ -41,7 +43,7 @@ class MessageDraft(_Body):
     expires_at: AwareDatetime | None = None
     rrule: str | None = None
     dtstart: str | None = None
-    exdates: list[str] | None = None
+    exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
     misfire_grace_seconds: int | None = Field(default=None, ge=0)
     allow_broadcast: bool = False
     on_ambiguous: AmbiguityPolicy | None = None
@@ -60,7 +62,7 @@ class MessageEdit(_Body):
     expires_at: AwareDatetime | None = None
     rrule: str | None = None
     dtstart: str | None = None
-    exdates: list[str] | None = None
+    exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
     misfire_grace_seconds: int | None = Field(default=None, ge=0)
     allow_broadcast: bool | None = None
     on_ambiguous: AmbiguityPolicy | None = None

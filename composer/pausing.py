@@ -58,13 +58,13 @@ def resume_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
 def _next_run(data: dict[str, Any], now: datetime) -> dict[str, Any]:
     try:
         recurrence = recurrence_from_fields(data)
+        following = None if recurrence is None else resume_next_run_at(recurrence, now)
     except DocumentError as exc:
         raise Conflict(f"the stored schedule is invalid ({exc.code}): {exc.message}") from None
     if recurrence is None:
         send_at = data.get("send_at")
         due = max(send_at, now) if isinstance(send_at, datetime) else now
         return {"status": Status.PENDING, "next_run_at": due}
-    following = resume_next_run_at(recurrence, now)
     if following is None:
         return {"status": Status.COMPLETED}  # the series ended while it was paused
     return {"status": Status.RECURRING, "next_run_at": following}

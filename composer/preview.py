@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from composer.models import MessageDraft
-from composer.validation import check_message, schedule_fields
+from composer.validation import Problems, add_schedule_problem, check_message, schedule_fields
+from core.errors import DocumentError
 from core.schedule import upcoming
 from formatting.slack_text import to_slack
 
@@ -20,7 +21,13 @@ def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str,
     its one). The draft must be valid as it would be for a create (422 otherwise)."""
     check_message(draft, now, schedule_from_now=True)
     rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
-    occurrences = upcoming(schedule_fields(draft), now, count)
+    try:
+        occurrences = upcoming(schedule_fields(draft), now, count)
+    except DocumentError as exc:  # e.g. later occurrences past the evaluation's budget
+        problems = Problems()
+        add_schedule_problem(problems, exc)
+        problems.raise_if_any()
+        raise
     return {
         "text": rendered.text,
         "blocks": rendered.blocks or [],

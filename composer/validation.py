@@ -149,17 +149,22 @@ def _first_occurrence(
     try:
         # The processor's own reading of a stored series: what is accepted here is sent.
         recurrence = recurrence_from_fields(schedule_fields(draft))
+        if not schedule_from_now or recurrence is None:
+            return None
+        first = recurrence.next_after(now - _ONE_MICROSECOND)
     except DocumentError as exc:
-        # The code names the failing field: invalid_dtstart, invalid_working_days, ...
-        field = exc.code.removeprefix("invalid_")
-        problems.add(field if field in MESSAGE_FIELDS else "rrule", exc.message)
+        add_schedule_problem(problems, exc)
         return None
-    if not schedule_from_now or recurrence is None:
-        return None
-    first = recurrence.next_after(now - _ONE_MICROSECOND)
     if first is None:
         problems.add("rrule", "has no occurrence at or after now")
     return first
+
+
+def add_schedule_problem(problems: Problems, exc: DocumentError) -> None:
+    """A schedule the processor refuses, as a 422 detail on the field its code names
+    (invalid_dtstart, invalid_exdates, invalid_working_days, ...; else rrule)."""
+    field = exc.code.removeprefix("invalid_")
+    problems.add(field if field in MESSAGE_FIELDS else "rrule", exc.message)
 
 
 def schedule_fields(draft: MessageDraft) -> dict[str, Any]:

@@ -17,6 +17,7 @@ in the order they had, and nobody takes two turns in one round.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -60,16 +61,7 @@ class Rotation:
         channel = data.get("channel")
         if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
-        members = data.get("members")
-        if (
-            not isinstance(members, list)
-            or not members
-            or not all(isinstance(m, str) and USER_ID.match(m) for m in members)
-            or len(set(members)) != len(members)
-        ):
-            raise DocumentError(
-                "invalid_members", f"members must be distinct Slack user ids, got {members!r}"
-            )
+        members = _members(data.get("members"))
         timezone = data.get("timezone") or "UTC"
         if not isinstance(timezone, str):
             raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
@@ -127,6 +119,10 @@ class Rotation:
             midnight = to_utc(datetime.combine(day + timedelta(days=1), time()), self.tz)
             instant = midnight - timedelta(minutes=1)
         return instant
+
+    def day_ends_at(self, day: date) -> datetime:
+        """The UTC instant `day` ends in the team's timezone (the next local midnight)."""
+        return to_utc(datetime.combine(day + timedelta(days=1), time()), self.tz)
 
     def is_due(self, now: datetime) -> bool:
         """Today's turn is due and not claimed yet: a rotation that was down for days
@@ -258,6 +254,28 @@ def parse_skips(value: object) -> dict[date, frozenset[str]]:
             raise DocumentError("invalid_skips", f"skips[{key!r}] must list member ids")
         skips[day] = frozenset(members)
     return skips
+
+
+def _members(members: object) -> list[str]:
+    """`members`: a non-empty list of Slack user ids, each once; the message says which
+    rule a bad list breaks (not a list, an id that is not one, or a repeated member)."""
+    if not isinstance(members, list) or not members:
+        raise DocumentError(
+            "invalid_members",
+            f"members must be a non-empty list of Slack user ids, got {members!r}",
+        )
+    malformed = [m for m in members if not isinstance(m, str) or not USER_ID.match(m)]
+    if malformed:
+        raise DocumentError(
+            "invalid_members",
+            f"members {malformed!r} are not Slack user ids such as U0123ABCD",
+        )
+    repeated = sorted(m for m, n in Counter(members).items() if n > 1)
+    if repeated:
+        raise DocumentError(
+            "invalid_members", f"members lists {', '.join(repeated)} more than once"
+        )
+    return members
 
 
 def _optional_date(value: object, field: str) -> date | None:

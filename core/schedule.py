@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,13 +21,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dateutil.rrule import rrule, rrulestr
+from dateutil.rrule import rrule
 
 from core.errors import DocumentError
+from core.rules import MAX_EXDATES, evaluate, parse_rule
 from core.working_days import MAX_SHIFT, NEXT_WORKING_DAY, WorkingDays
 
 _LOCAL_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M")
-_UNTIL_UTC = re.compile(r"UNTIL=(\d{8}T\d{6})Z", re.IGNORECASE)
 # Wall-clock offsets are within +-26h of UTC, so searching from a day earlier in local time
 # never misses an occurrence that is later in UTC.
 _SEARCH_MARGIN = timedelta(days=1)
@@ -94,30 +93,18 @@ class Recurrence:
     ) -> Recurrence:
         tz = zone(timezone)
         start = parse_local(dtstart)
-        text = body.strip()
-        if text.upper().startswith("RRULE:"):
-            text = text[len("RRULE:") :]
-        if not text or "\n" in text or "DTSTART" in text.upper():
-            raise DocumentError("invalid_rrule", f"rrule must be one RRULE body, got {body!r}")
-        # RFC 5545 writes UNTIL in UTC when DTSTART carries a zone; dateutil compares it
-        # with our naive local times, so it is brought into local wall time first.
-        text = _UNTIL_UTC.sub(
-            lambda m: (
-                "UNTIL="
-                + to_local(
-                    datetime.strptime(m.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=UTC), tz
-                ).strftime("%Y%m%dT%H%M%S")
-            ),
-            text,
-        )
         try:
-            rule = rrulestr(text, dtstart=start)
-        except (ValueError, TypeError) as exc:
-            raise DocumentError("invalid_rrule", f"rrule {body!r} does not parse: {exc}") from None
-        if not isinstance(rule, rrule):
-            raise DocumentError("invalid_rrule", f"rrule must be one RRULE body, got {body!r}")
+            to_utc(start, tz)
+        except OverflowError:
+            raise DocumentError(
+                "invalid_dtstart", f"dtstart {dtstart!r} is out of range in {timezone}"
+            ) from None
+        rule = parse_rule(body, start, tz)
         excluded = frozenset(parse_local(x, "exdates") for x in exdates)
-        return cls(rule, tz, excluded, working_days)
+        recurrence = cls(rule, tz, excluded, working_days)
+        if recurrence.first() is None:  # a series that never sends is a mistake, not a plan
+            raise DocumentError("invalid_rrule", f"rrule {body!r} has no occurrence at all")
+        return recurrence
 
     def occurrences_after(self, after: datetime) -> Iterator[datetime]:
         """UTC occurrences strictly after `after`, increasing, never two at one instant
@@ -148,21 +135,27 @@ class Recurrence:
         """
         pending: list[datetime] = []
         last: datetime | None = None
-        dropped, dropped_since = 0, start
-        for local in self.rule.xafter(start, inc=True):
-            if local in self.exdates:
+        dropped, dropped_since = 0, None
+        for local in evaluate(self.rule):
+            if local < start or local in self.exdates:
                 continue
-            placed = self._place(local)
-            if placed is None:
+            try:
+                placed = self._place(local)
+                instant = to_utc(local, self.tz)
+                gap = to_local(instant, self.tz) != local
+                placed_at = None if placed is None else to_utc(placed, self.tz)
+            except OverflowError:
+                break  # past the last instant a datetime holds (year 9999): the series ends
+            if placed_at is None:
                 if not pending:
                     dropped += 1
+                    dropped_since = dropped_since or local
                     if dropped > _MAX_DROPPED or local - dropped_since > _MAX_DROPPED_SPAN:
                         return  # the rule yields no working day any more: exhausted
                 continue
             dropped, dropped_since = 0, local
-            heapq.heappush(pending, to_utc(placed, self.tz))
-            instant = to_utc(local, self.tz)
-            if to_local(instant, self.tz) != local:
+            heapq.heappush(pending, placed_at)
+            if gap:
                 continue  # a gap time: a later wall time can still come before it
             while pending and pending[0] <= instant:
                 released = heapq.heappop(pending)
@@ -202,6 +195,10 @@ def recurrence_from_fields(data: Mapping[str, Any]) -> Recurrence | None:
     exdates = data.get("exdates") or []
     if not isinstance(exdates, list) or not all(isinstance(x, str) for x in exdates):
         raise DocumentError("invalid_exdates", "exdates must be a list of strings")
+    if len(exdates) > MAX_EXDATES:
+        raise DocumentError(
+            "invalid_exdates", f"exdates lists {len(exdates)} times; at most {MAX_EXDATES}"
+        )
     working_days = None
     if data.get("working_days") is not None:
         working_days = WorkingDays.from_fields(data["working_days"], data.get("on_non_working_day"))

@@ -5,6 +5,7 @@ requests (it holds the gRPC channel)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,18 +44,55 @@ class ChannelRange:
 
 
 def due_messages(
-    db: firestore.Client, now: datetime, limit: int, channels: ChannelRange | None = None
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None = None,
+    excluding: Sequence[str] = (),
 ) -> list[Snapshot]:
     """Waiting messages due at `now`, oldest first, through the (status, next_run_at)
     composite index; with `channels`, only those posting to a channel in that range,
     through (status, next_run_at, channel): the channel is a second range filter, so the
-    scan stays within what is due. Materialised: iterating a live stream while doing slow
-    work per document has crashed inside the client's retry path."""
-    query = (
-        db.collection(MESSAGES)
-        .where(filter=FieldFilter("status", "in", list(Status.WAITING)))
-        .where(filter=FieldFilter("next_run_at", "<=", now))
-    )
+    scan stays within what is due. With `excluding` (at most MAX_EXCLUDED channels), none
+    posting to those channels (nor any without a channel): Firestore refuses `not-in`
+    beside the status's `in`, so that is one query per waiting status, through the same
+    index, merged. Materialised: iterating a live stream while doing slow work per document
+    has crashed inside the client's retry path."""
+    if not excluding:
+        return _due(db, now, limit, channels, FieldFilter("status", "in", list(Status.WAITING)))
+    if len(excluding) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+    merged = [
+        snap
+        for status in Status.WAITING
+        for snap in _due(
+            db,
+            now,
+            limit,
+            channels,
+            FieldFilter("status", "==", status),
+            FieldFilter("channel", "not-in", list(excluding)),
+        )
+    ]
+    merged.sort(key=lambda snap: (snap.get("next_run_at"), snap.id))
+    return merged[:limit]
+
+
+# Firestore's limit on the values of one `not-in` filter.
+MAX_EXCLUDED = 10
+
+
+def _due(
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None,
+    *filters: FieldFilter,
+) -> list[Snapshot]:
+    query = db.collection(MESSAGES).where(filter=filters[0])
+    query = query.where(filter=FieldFilter("next_run_at", "<=", now))
+    for field_filter in filters[1:]:
+        query = query.where(filter=field_filter)
     if channels is not None:
         query = query.where(filter=FieldFilter("channel", ">=", channels.low))
         if channels.high is not None:

@@ -108,7 +108,10 @@ def claim_message(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> 
     missed: list[Record] = []
     if message.recurrence is not None and data.get("occurrence_at") is None:
         # (A released retry keeps its occurrence: it was due in time, and is not a misfire.)
-        plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
+        try:  # evaluating the rule is bounded by work, and fails the document past it
+            plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
+        except DocumentError as exc:
+            return reject_document(rt, snap, exc, now)
         missed = missed_records(rt, message, plan, now)
         if plan.send is None:
             return skip_missed(rt, snap, message, plan, missed, now)

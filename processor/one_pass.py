@@ -3,13 +3,15 @@ and due at a fixed local time) first, then messages; and passes back to back unt
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.runtime import Runtime
+from core.store import ROTATIONS
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL
-from processor.tick import run_tick
+from processor.tick import io_error, run_tick
 from rotations.tick import preview_rotations, run_rotations
 
 Pass = Callable[[Runtime], dict[str, Any]]
@@ -17,15 +19,20 @@ Pass = Callable[[Runtime], dict[str, Any]]
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     """One pass: the summary counts cover messages and rotations together; `rotations`
-    repeats the rotations' share of them."""
+    repeats the rotations' share of them. The rotations' part raising (a read that failed,
+    say) is logged and counted in `errors`, and the messages' part runs all the same."""
     if dry_run:
         rotation_previews = preview_rotations(rt)
         summary = run_tick(rt, dry_run=True)
         summary["previews"] = rotation_previews + summary["previews"]
         summary["rotations"] = dict.fromkeys(SUMMARY_KEYS, 0)
         return summary
-    rotations = run_rotations(rt)
-    summary = run_tick(rt)
+    rotations: Counter[str] = Counter()
+    try:
+        rotations = run_rotations(rt)
+    except Exception as exc:
+        io_error(rotations, "the rotations' part of the pass raised", exc, collection=ROTATIONS)
+    summary = run_tick(rt)  # its reads and writes fail into its `errors`, never out of it
     for key in SUMMARY_KEYS:
         summary[key] += rotations[key]
     summary["rotations"] = {key: rotations[key] for key in SUMMARY_KEYS}

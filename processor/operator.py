@@ -3,6 +3,7 @@
     python -m processor.operator list [--status claimed,unconfirmed,failed] [--limit 50]
     python -m processor.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
     python -m processor.operator release DELIVERY_ID --reason "..."
+    python -m processor.operator fail-held scheduled_messages/ID --reason "..."
     python -m processor.operator doctor [--fix] [--json]
 
 `mark-delivered` is for an occurrence a person saw in the channel (unconfirmed, failed or
@@ -34,6 +35,7 @@ from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
 from processor.doctor import run_doctor
+from processor.fail_held import FailHeldRefused, fail_held
 from rotations.operator import DayActionRefused, mark_day_delivered, release_day
 
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
@@ -180,7 +182,8 @@ def _refuse_unless_current(
             f"{message_id!r}: the message is {status!r} on {on!r}; settle that one instead"
         )
     lease_end = lease.get("expires_at")
-    if status == Status.SENDING and isinstance(lease_end, datetime) and lease_end > now:
+    live = isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease
+    if status == Status.SENDING and live:  # (a held lease waits for a person: not live)
         raise OperatorError(
             f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
         )
@@ -215,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     released = sub.add_parser("release", help="a person knows it did not go out: resend")
     released.add_argument("delivery_id")
     released.add_argument("--reason", required=True)
-    for action in (marked, released):
+    held = sub.add_parser("fail-held", help="end a lease reconciliation holds: nothing is sent")
+    held.add_argument("path", help="scheduled_messages/ID or rotations/ID")
+    held.add_argument("--reason", required=True)
+    for action in (marked, released, held):
         action.add_argument("--by", default=getpass.getuser(), help="who decides (recorded)")
     doctor = sub.add_parser("doctor", help="stored documents the processor will never send")
     doctor.add_argument("--fix", action="store_true", help="set next_run_at where computable")
@@ -229,11 +235,13 @@ def main(argv: list[str] | None = None) -> int:
             statuses = tuple(s.strip() for s in args.status.split(",") if s.strip())
             for row in list_deliveries(rt.db, statuses, args.limit):
                 print(json.dumps(row, default=str, sort_keys=True))
+        elif args.command == "fail-held":
+            fail_held(rt, args.path, args.reason, args.by)
         elif args.command == "mark-delivered":
             mark_delivered(rt, args.delivery_id, args.ts, args.reason, args.by)
         else:
             release(rt, args.delivery_id, args.reason, args.by)
-    except (OperatorError, DayActionRefused) as exc:
+    except (OperatorError, DayActionRefused, FailHeldRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -12,7 +12,9 @@ claim to now.
   `hold` (default) parks it `unconfirmed` and escalates, never resending by itself; `retry`
   treats it as absent (at-least-once: a duplicate is possible, a loss is not).
 - A passing problem reading history (rate limit, 5xx): left claimed, asked again once the
-  reconciler's own lease runs out.
+  reconciler's own lease runs out; escalated once after an hour (processor.held).
+- A lease that cannot be settled (the document no longer parses, the ledger entry is not
+  `claimed`): held for a person, out of the page's head, escalated (processor.held).
 
 The reconciler first takes the lease over in one precondition-checked batch (message and
 ledger), which fences the old worker: its late finalize fails, whatever it was about to say.
@@ -37,6 +39,7 @@ from core.store import DELIVERIES, Snapshot, expired_leases
 from processor.claim import Claim
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
+from processor.held import history_unreadable, hold_lease
 from processor.outcome import Result, tally
 
 # Slack's clock and ours may disagree a little; the history window allows for it.
@@ -90,21 +93,12 @@ def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
     try:
         message = Message.from_document(snap.id, data)
     except DocumentError as exc:
-        logs.error(
-            "a sending message no longer parses; held",
-            message_id=snap.id,
-            status="error",
-            error_code=exc.code,
-            error_message=exc.message,
-        )
+        detail = f"a sending message no longer parses: {exc.message}"
+        hold_lease(rt, snap, exc.code, detail, message_id=snap.id)
         return None
     if not isinstance(occurrence, datetime):
-        logs.error(
-            "a sending message has no lease occurrence; held",
-            message_id=snap.id,
-            status="error",
-            error_code="invalid_lease",
-        )
+        detail = "a sending message's lease names no occurrence"
+        hold_lease(rt, snap, "invalid_lease", detail, message_id=snap.id)
         return None
     taken = _take_over(rt, snap, message, occurrence)
     if taken is None:
@@ -116,7 +110,7 @@ def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
         oldest=claimed_at - CLOCK_SKEW,
         latest=rt.clock.now() + CLOCK_SKEW,
     )
-    return _settle(rt, claim, lookup, data.get("on_ambiguous", "hold"))
+    return _settle(rt, claim, lookup, data.get("on_ambiguous", "hold"), claimed_at)
 
 
 def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> PostResult | None:
@@ -144,16 +138,18 @@ def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> Po
     )
 
 
-def _settle(rt: Runtime, claim: Claim, lookup: Lookup, policy: Any) -> Result | None:
+def _settle(
+    rt: Runtime, claim: Claim, lookup: Lookup, policy: Any, claimed_at: datetime
+) -> Result | None:
     post = verdict(lookup, policy, claim.attempts, rt.settings.max_attempts)
     if post is None:
-        logs.warning(
-            "Slack history could not be read now; asking again later",
-            message_id=claim.message.id,
-            delivery_id=claim.delivery_id,
+        history_unreadable(
+            rt,
+            claim.delivery_id,
+            claimed_at,
+            lookup.code,
             occurrence_at=claim.occurrence_at,
-            status="sending",
-            error_code=lookup.code,
+            message_id=claim.message.id,
         )
         return None
     if post.outcome is Outcome.AMBIGUOUS:
@@ -172,13 +168,15 @@ def _take_over(
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
     if entry.get("status") != LedgerStatus.CLAIMED:
-        logs.error(
-            "a sending message has no claimed ledger entry; held for an operator",
+        detail = f"a sending message's ledger entry is {entry.get('status')!r}, not claimed"
+        hold_lease(
+            rt,
+            snap,
+            "ledger_mismatch",
+            detail,
+            occurrence_at=occurrence,
             message_id=message.id,
             delivery_id=delivery_id,
-            occurrence_at=occurrence,
-            status="error",
-            error_code="ledger_mismatch",
             ledger_status=entry.get("status"),
         )
         return None

@@ -13,7 +13,7 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,13 +22,14 @@ from core import logs
 from core.errors import DocumentError
 from core.models import Message
 from core.runtime import Runtime
-from core.store import ChannelRange, Snapshot, due_messages
+from core.store import MESSAGES, ChannelRange, Snapshot, due_messages
 from formatting.slack_text import to_slack
-from processor.channel_slots import ChannelSlots, slot_channel
+from processor.channel_slots import ChannelSlots, slot_channel, slot_id
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
+from processor.due_page import DuePage, channel_of, fair_page
 from processor.outcome import SUMMARY_KEYS, Result, tally
-from processor.pacing import ChannelPacer
+from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.reconcile import reconcile_expired
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
@@ -50,36 +51,45 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     channels in parallel, paced per channel, within the pass's time budget."""
     now = rt.clock.now()
     if dry_run:
-        due = due_messages(rt.db, now, rt.settings.tick_limit)
+        due = _due_page(rt, now, None)
         return {
             **dict.fromkeys(SUMMARY_KEYS, 0),
             "dry_run": True,
-            "due": len(due),
-            "previews": preview_messages(due, now),
+            "due": len(due.messages),
+            "previews": preview_messages(due.messages, now),
             "now": now.isoformat(),
         }
-    counts = reconcile_expired(rt)
+    counts = _reconciled(rt)
     budget = timedelta(seconds=rt.settings.tick_budget_seconds)
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
     seen: set[str] = set()
+    left: set[str] = set()  # read, but a channel's excess (see processor.due_page)
     read = 0
     # Once another worker has won a claim, the channels this worker was first to reach: its
     # share, which it alone reads until it is done (None: the whole page, from the head).
     share: ChannelRange | None = None
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         for _ in range(MAX_PAGES):
-            due = due_messages(rt.db, rt.clock.now(), rt.settings.tick_limit, share)
-            read += len(due)
-            fresh = _ours(slots, pacer, [snap for snap in due if snap.id not in seen], rt)
+            try:
+                due = _due_page(rt, rt.clock.now(), share)
+            except Exception as exc:
+                # Everything this pass sent is on record already (a page records its sends
+                # before it ends); what is still due waits for the next pass.
+                io_error(counts, "reading the due messages failed", exc, collection=MESSAGES)
+                break
+            read += due.read
+            left.update(due.left)
+            fresh = _ours(slots, pacer, [s for s in due.messages if s.id not in seen], rt)
             # At most TICK_LIMIT documents are handled per pass, however often it reads.
             fresh = fresh[: rt.settings.tick_limit - len(seen)]
             seen.update(snap.id for snap in fresh)
-            # A full page: more is due than was read, so this worker will be back for more.
-            backlog = len(due) >= rt.settings.tick_limit
-            page = _Page(rt, pool, pacer, counts, slots, backlog=backlog)
+            # More is due than was taken, so this worker will be back for more.
+            page = _Page(rt, pool, pacer, counts, slots, backlog=due.more)
             # A share is read from its start; the head, from a place of this worker's own.
             page.deliver(lanes(fresh, None if share else rt.worker_id))
+            if page.failed:
+                break  # the page ended on an error: its sends are on record, the rest waits
             if not page.skipped:
                 if share is None:
                     break  # everything read was handled: the next pass reads what is left
@@ -89,8 +99,42 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
                 continue
             seen.difference_update(page.skipped)
             share = page.share
+    counts["deferred"] += len(left - seen)  # left for the next pass by pacing, too
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
+
+
+def _due_page(rt: Runtime, now: datetime, share: ChannelRange | None) -> DuePage:
+    """The due messages (in `share`, if any) a pass takes, no channel more than it can
+    post to within the pass's budget (one now, then one per POST_INTERVAL)."""
+    per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1
+    return fair_page(
+        lambda limit, excluding: due_messages(rt.db, now, limit, share, excluding),
+        rt.settings.tick_limit,
+        per_channel,
+    )
+
+
+def _reconciled(rt: Runtime) -> Counter[str]:
+    """Expired leases settled; their query failing does not keep the pass from what is
+    due (a lease left expired is settled by a later pass)."""
+    try:
+        return reconcile_expired(rt)
+    except Exception as exc:
+        counts: Counter[str] = Counter()
+        io_error(counts, "reading the expired leases failed", exc, collection=MESSAGES)
+        return counts
+
+
+def io_error(counts: Counter[str], message: str, exc: Exception, **concerns: Any) -> None:
+    """A read or write of the pass failed (a Firestore hiccup): one ERROR line naming what
+    it concerned, and one more in the summary's `errors`; the pass goes on, or ends with its
+    sends on record."""
+    with _COUNTS_LOCK:
+        counts["errors"] += 1
+    logs.error(
+        message, status="error", error_code=type(exc).__name__, error_message=str(exc), **concerns
+    )
 
 
 def _ours(
@@ -107,7 +151,7 @@ def _ours(
     for channel in channels - held:
         if (next_post_at := slots.next_post_at(channel, now)) is not None:
             pacer.hold(channel, next_post_at)
-    return [snap for snap in due if _channel(snap) not in held]
+    return [snap for snap in due if channel_of(snap) not in held]
 
 
 def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
@@ -118,7 +162,7 @@ def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
     about the same place of every page, among channels it has posted to."""
     by_channel: dict[tuple[bool, str], list[Snapshot]] = {}
     for snap in due:
-        channel = _channel(snap)
+        channel = channel_of(snap)
         key = (False, channel) if channel is not None else (True, snap.id)
         by_channel.setdefault(key, []).append(snap)
     ordered = [by_channel[key] for key in sorted(by_channel)]
@@ -163,12 +207,27 @@ class _Page:
         # Once stale: the channels from the first lane this worker took to the last, its to
         # read from then on (None: it took none, or the lanes had no channels).
         self.share: ChannelRange | None = None
+        # A read or write of the page raised out of it: the page ended there (see deliver).
+        self.failed = False
         self._unrecorded: list[Sent] = []
+        self._busy: dict[Future[_Done], int] = {}  # deliveries in flight, by lane
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
-        channels = [_channel(lane[0]) for lane in lanes]
+        """Deliver the lanes. Whatever raises on the way, every delivery in flight is
+        awaited and every send recorded before this returns; the page then ends (`failed`),
+        and what it did not begin stays due for the next pass."""
+        try:
+            self._deliver(lanes)
+        except Exception as exc:
+            self.failed = True
+            io_error(self._counts, "delivering a page raised", exc, collection=MESSAGES)
+        finally:
+            self._settle()
+
+    def _deliver(self, lanes: list[list[Snapshot]]) -> None:
+        channels = [channel_of(lane[0]) for lane in lanes]
         cursor = [0] * len(lanes)
-        busy: dict[Future[_Done], int] = {}
+        busy = self._busy
         running: set[int] = set()  # busy's lanes: looked up for every lane, every round
         closed: set[int] = set()  # lanes done or deferred
         # Lanes that lost a claim, or whose channel another worker turned out to hold: their
@@ -285,7 +344,13 @@ class _Page:
         checked.update(batch)
         now = self._rt.clock.now()
         slotted = {i: c for i in batch if (c := slot_channel(channels[i])) is not None}
-        self._slots.read(slotted.values(), now)
+        try:
+            self._slots.read(slotted.values(), now)
+        except Exception as exc:
+            # Unread, these lanes go on as on a page with no other worker about: a claim's
+            # own slot write still fails whole where another worker took the channel.
+            ids = sorted(slot_id(c, now) for c in slotted.values())
+            io_error(self._counts, "reading pacing slots failed", exc, slots=ids)
         for i, channel in slotted.items():
             if self._slots.held_elsewhere(channel, now):
                 lost.add(i)
@@ -306,7 +371,7 @@ class _Page:
 
     def _one(self, snap: Snapshot, more: bool) -> _Done:
         started = self._rt.clock.now()
-        channel = _channel(snap)
+        channel = channel_of(snap)
         slotted = slot_channel(channel)
         slots = self._slots.for_claim(slotted, started, more=more) if slotted else ()
         try:
@@ -326,6 +391,18 @@ class _Page:
         with _COUNTS_LOCK:
             tally(self._counts, outcome)
         return _Done(None, outcome)
+
+    def _settle(self) -> None:
+        """Await the deliveries still in flight and record every send (the page is over)."""
+        done, _ = wait(self._busy, return_when=ALL_COMPLETED)
+        self._busy.clear()
+        for future in done:
+            outcome = future.result()
+            if isinstance(outcome.outcome, Sent):
+                if outcome.answered is not None:
+                    self._pacer.answered(outcome.outcome.claim.message.channel, outcome.answered)
+                self._unrecorded.append(outcome.outcome)
+        self._record()
 
     def _record(self) -> None:
         """Record the finished sends, one commit for all of them (see finalize_many)."""
@@ -383,16 +460,7 @@ def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None
 
 
 def _slotted(snap: Snapshot) -> str | None:
-    return slot_channel(_channel(snap))
-
-
-def _channel(snap: Snapshot) -> str | None:
-    # One field, not to_dict(): that deep-copies the whole document, on every call.
-    try:
-        channel = snap.get("channel")
-    except KeyError:
-        return None
-    return channel if isinstance(channel, str) else None
+    return slot_channel(channel_of(snap))
 
 
 def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:

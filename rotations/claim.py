@@ -10,7 +10,7 @@ without a lease that reconciliation will settle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -45,6 +45,8 @@ class DayClaim:
     ledger_version: Any
     # The update times of the channel pacing slots the claim wrote (processor.channel_slots).
     slot_versions: tuple[Any, ...] = ()
+    # An earlier attempt of this day alerted already: later outcomes only log.
+    escalated: bool = False
 
 
 def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayClaim | Result:
@@ -60,7 +62,7 @@ def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayC
     except DocumentError as exc:
         return reject_rotation(rt, snap, exc, now)
     if not rotation.is_due(now):
-        return _reschedule(rt, snap, rotation.next_due_at(now), now)
+        return _reschedule(rt, snap, rotation, now)
     today = rotation.today(now)
     turn = turn_for(rotation, today)
     ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(snap.id, today))
@@ -113,7 +115,7 @@ def _claim(
         results = batch.commit()  # pragma: SYNCPOINT claim
     except FailedPrecondition:
         return Result.DUPLICATE  # another processor (or an edit) changed it since our read
-    log_missed_days(rotation, missed)
+    log_missed_days(rt, rotation, missed)
     return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results, slots)
 
 
@@ -166,9 +168,11 @@ def _claim_existing(
         results = batch.commit()  # pragma: SYNCPOINT reclaim
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    log_missed_days(rotation, missed)
+    log_missed_days(rt, rotation, missed)
     due_at = rotation.due_at(turn.day)
-    return _day_claim(rt, rotation, turn, ledger_ref.id, attempts, due_at, rollback, results, slots)
+    delivery_id = ledger_ref.id
+    claim = _day_claim(rt, rotation, turn, delivery_id, attempts, due_at, rollback, results, slots)
+    return replace(claim, escalated=entry.get("escalated_at") is not None)
 
 
 def _day_claim(
@@ -234,16 +238,23 @@ def _claimed_rotation(
     }
 
 
-def _reschedule(rt: Runtime, snap: Snapshot, next_run_at: datetime | None, now: datetime) -> Result:
+def _reschedule(rt: Runtime, snap: Snapshot, rotation: Rotation, now: datetime) -> Result:
     """Found due but no turn is open now (today is not a turn day, its time has not come,
-    or it was claimed): the next turn is when it is next looked at."""
+    or it was claimed): the next turn is when it is next looked at. Past days are settled
+    on the way (missed ones recorded, released ones closed), as a claim would."""
+    missed = missed_day_records(rt, rotation, rotation.today(now), now)
+    batch = rt.db.batch()
+    batch.update(
+        snap.reference,
+        {"next_run_at": rotation.next_due_at(now), "updated_at": now},
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    create_missed(batch, missed)
     try:
-        snap.reference.update(
-            {"next_run_at": next_run_at, "updated_at": now},
-            option=rt.db.write_option(last_update_time=snap.update_time),
-        )
-    except FailedPrecondition:
+        batch.commit()
+    except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    log_missed_days(rt, rotation, missed)
     return Result.SKIPPED
 
 
@@ -289,7 +300,7 @@ def _everyone_skipped(
             batch.commit()
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    log_missed_days(rotation, missed)
+    log_missed_days(rt, rotation, missed)
     logs.warning(
         "rotation day skipped: every member is out",
         rotation_id=rotation.id,
@@ -311,7 +322,9 @@ def _repair_from_ledger(
     now: datetime,
 ) -> Result:
     """The rotation says today is open but its ledger settled (or holds) it: never post it
-    again; mark the day taken, and give a held claim its lease back for reconciliation."""
+    again; mark the day taken, and give a held claim its lease back for reconciliation,
+    as the claim left it (the order advanced, the values before it under `rollback`), so
+    that reconciliation can settle it either way."""
     update: dict[str, Any] = {
         "last_processed_date": day.isoformat(),
         "next_run_at": rotation.next_due_at(now, after=day),
@@ -319,11 +332,19 @@ def _repair_from_ledger(
         "version": firestore.Increment(1),
     }
     if entry.get("status") == LedgerStatus.CLAIMED:
-        update["lease"] = {
-            "owner": entry.get("worker"),
-            "expires_at": entry.get("lease_expires_at"),
-            "occurrence_date": day.isoformat(),
-            "member": entry.get("member"),
+        turn = turn_for(rotation, day)
+        expires = entry.get("lease_expires_at")
+        update |= {
+            "cursor": turn.cursor,
+            "members": list(turn.members),
+            "rollback": _rollback_of(snap.to_dict() or {}),
+            "lease": {
+                "owner": entry.get("worker"),
+                # Never a lease the expired-lease query cannot find.
+                "expires_at": expires if isinstance(expires, datetime) else now,
+                "occurrence_date": day.isoformat(),
+                "member": entry.get("member"),
+            },
         }
     try:
         snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))

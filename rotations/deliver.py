@@ -15,7 +15,8 @@ from processor.channel_slots import Slot
 from processor.escalate import escalate
 from processor.outcome import Result
 from rotations.claim import DayClaim, claim_day
-from rotations.finalize import finalize_day
+from rotations.finalize import day_ended_detail, finalize_day, needs_alert
+from rotations.missed_days import DAY_ENDED
 
 
 def deliver_day(
@@ -54,7 +55,8 @@ def post_turn(rt: Runtime, claim: DayClaim) -> PostResult:
 
 
 def report_day(rt: Runtime, claim: DayClaim, post: PostResult, result: Result) -> None:
-    """The one log line per rotation-day outcome (and the escalation of a failure)."""
+    """The one log line per rotation-day outcome; the day's first outcome a person must
+    hear of (finalize.needs_alert) is escalated, later ones only logged."""
     if result is Result.FENCED:
         return  # the late result was logged where it was dropped
     fields: dict[str, Any] = {
@@ -65,14 +67,20 @@ def report_day(rt: Runtime, claim: DayClaim, post: PostResult, result: Result) -
         "channel": claim.rotation.channel,
         "slack_ts": post.ts,
     }
-    if result in (Result.FAILED, Result.UNCONFIRMED):
+    code, detail = post.code, post.detail or str(post.code)
+    if result is Result.SKIPPED:
+        code, detail = DAY_ENDED, day_ended_detail(post)
+    elif result is Result.RELEASED:
+        detail += "; tried again today with backoff, up to MAX_ATTEMPTS"
+    if needs_alert(post, result) and not claim.escalated:
         escalate(
             rt,
             status=result.value,
             rotation_id=claim.rotation.id,
             occurrence_at=claim.due_at,
-            error_code=post.code,
-            detail=post.detail,
+            error_code=code,
+            detail=detail,
+            last_error_code=post.code,
             **fields,
         )
         return
@@ -80,13 +88,15 @@ def report_day(rt: Runtime, claim: DayClaim, post: PostResult, result: Result) -
         "rotation_id": claim.rotation.id,
         "occurrence_at": claim.due_at,
         "status": result.value,
-        "error_code": post.code,
+        "error_code": code,
     }
-    if result is Result.AMBIGUOUS:
+    if result in (Result.FAILED, Result.UNCONFIRMED, Result.SKIPPED):
+        logs.error(f"rotation day {result.value} (alerted earlier)", **fields)
+    elif result is Result.AMBIGUOUS:
         logs.warning("rotation post outcome unknown; held for reconciliation", **fields)
     elif result is Result.RELEASED:
         logs.warning(
-            "rotation post not made; rolled back for a retry",
+            "rotation post not made; rolled back for a retry the same day",
             retry_after=post.retry_after,
             **fields,
         )

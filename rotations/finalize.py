@@ -1,13 +1,19 @@
 """Recording what a turn's post did, only while still holding the day's lease.
 
 - Delivered: the day stays claimed; the lease and the rollback values go.
-- Definitive failure: the claim is rolled back (`last_processed_date`, `cursor` and
-  `members` as they were), `last_error` says why, and the day is not tried again by itself;
-  an edit of the rotation (fixing the channel, say) opens it again.
-- Rate limited, or proven not delivered: rolled back, and tried again after the wait.
+- Not delivered (rate limited, proven absent, or an explicit failure such as
+  `channel_not_found`): the claim is rolled back (`last_processed_date`, `cursor` and
+  `members` as they were), `last_error` says why, and the same local day is tried again
+  after the wait: Slack's `Retry-After`, or 1, 2, 4... minutes (at most 60) after an
+  explicit failure, so inviting the bot back brings today's turn.
+- Every given-back day ends settled: `failed` once an explicit failure reaches
+  MAX_ATTEMPTS, or `skipped` with `reason: day_ended` when the retry would fall on the next
+  local day. A day left `released` by a clock that jumped past its end is closed the same
+  way by the rotation's next claim (rotations.missed_days).
 - Ambiguous: the claim and its lease stay; reconciliation settles it when the lease expires.
 - Unverifiable under the `hold` policy: the day stays claimed, `unconfirmed` in the ledger.
 
+A day is alerted once (`escalated_at` on its ledger entry), not on every try.
 Each write is one batch over the rotation and its ledger entry conditioned on the update
 times our claim left, as for messages: a worker whose lease was taken over cannot overwrite
 what the new owner decided, and its late result is logged instead.
@@ -28,12 +34,25 @@ from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import DELIVERIES, ROTATIONS, read_in_order
 from processor.finalize import commit_while_leased
 from processor.outcome import Result
+from processor.reconcile import backoff
 from rotations.claim import DayClaim
+from rotations.missed_days import DAY_ENDED
 
 
 def finalize_day(rt: Runtime, claim: DayClaim, post: PostResult) -> Result:
-    rotation_update, ledger_update, result = _updates(claim, post, rt.clock.now())
+    now = rt.clock.now()
+    rotation_update, ledger_update, result = _updates(claim, post, now, rt.settings.max_attempts)
+    if needs_alert(post, result) and not claim.escalated:
+        ledger_update["escalated_at"] = now  # the day's one alert (deliver.report_day)
     return _apply(rt, claim, rotation_update, ledger_update, result, post)
+
+
+def needs_alert(post: PostResult, result: Result) -> bool:
+    """A day outcome a person must hear of: failed, unconfirmed, given back after an explicit
+    failure (the bot may need inviting back), or ended unposted. Alerted once per day."""
+    return result in (Result.FAILED, Result.UNCONFIRMED, Result.SKIPPED) or (
+        result is Result.RELEASED and post.outcome is Outcome.FAILED
+    )
 
 
 def hold_day_unconfirmed(rt: Runtime, claim: DayClaim, code: str | None, detail: str) -> Result:
@@ -47,8 +66,12 @@ def hold_day_unconfirmed(rt: Runtime, claim: DayClaim, code: str | None, detail:
     return _apply(rt, claim, rotation, ledger, Result.UNCONFIRMED, post)
 
 
+def day_ended_detail(post: PostResult) -> str:
+    return f"{post.detail or post.code}; the local day ended before another try, not posted"
+
+
 def _updates(
-    claim: DayClaim, post: PostResult, now: datetime
+    claim: DayClaim, post: PostResult, now: datetime, max_attempts: int
 ) -> tuple[dict[str, Any], dict[str, Any], Result]:
     error: dict[str, Any] = {"code": post.code, "message": post.detail, "at": now}
     if post.outcome is Outcome.DELIVERED:
@@ -71,15 +94,26 @@ def _updates(
         "rollback": firestore.DELETE_FIELD,
         "last_error": error,
     }
+    next_turn = claim.rotation.next_due_at(now, after=claim.day)
+    if post.outcome is Outcome.FAILED and claim.attempts >= max_attempts:
+        # Out of attempts: the day ends failed and the rotation moves on to its next turn
+        # day; an edit of the rotation re-opens today (the same ledger entry, attempts + 1).
+        ledger = {"status": LedgerStatus.FAILED, "error": error}
+        return restored | {"next_run_at": next_turn}, ledger, Result.FAILED
     if post.outcome is Outcome.RETRY_LATER:
-        retry_at = now + timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
-        ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
-        return restored | {"next_run_at": retry_at}, ledger, Result.RELEASED
-    # Definitive: trying again in a minute would fail the same way. The day stays open for
-    # an edit to retry; otherwise the rotation moves on to its next turn day.
-    next_run_at = claim.rotation.next_due_at(now, after=claim.day)
-    ledger = {"status": LedgerStatus.FAILED, "error": error}
-    return restored | {"next_run_at": next_run_at}, ledger, Result.FAILED
+        wait = timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
+    else:
+        wait = backoff(claim.attempts)  # an explicit failure (channel_not_found...): 1, 2, 4 min
+    retry_at = now + wait
+    if retry_at >= claim.rotation.day_ends_at(claim.day):
+        # The retry would fall on the next local day, which has a turn of its own: the day
+        # ends here, unposted, and the member keeps their place for the next turn.
+        ended = error | {"message": day_ended_detail(post)}
+        ledger = {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "error": ended}
+        closed = restored | {"last_processed_date": claim.day.isoformat(), "next_run_at": next_turn}
+        return closed, ledger, Result.SKIPPED
+    ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
+    return restored | {"next_run_at": retry_at}, ledger, Result.RELEASED
 
 
 def _apply(

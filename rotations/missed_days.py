@@ -1,25 +1,35 @@
-"""Missed rotation days: turn days on which nothing ran (the processor was down). Only
-today's turn is posted; each missed day is recorded as a `skipped` ledger entry (reason
-`missed`, nobody named, the order not moved) in the claim's own batch, so an outage shows in
-the rotation's deliveries instead of leaving a silent gap."""
+"""Past rotation days, settled by the next claim (or reschedule) of the rotation.
+
+Missed days: turn days on which nothing ran (the processor was down). Only today's turn is
+posted; each missed day is recorded as a `skipped` ledger entry (reason `missed`, nobody
+named, the order not moved) in the claim's own batch, so an outage shows in the rotation's
+deliveries instead of leaving a silent gap.
+
+Ended days: a past day still `released` (given back for a retry that never came within the
+day: the clock jumped past its end, or an operator released it too late) is closed in the
+same batch as `skipped` with reason `day_ended`, with one ERROR line and, the first time
+for that day, an alert. No day stays `released` once its rotation has moved past it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
 from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
-from core.store import DELIVERIES
-from processor.ledger_entries import existing_ids, new_day_entry
+from core.store import DELIVERIES, Snapshot
+from processor.escalate import escalate
+from processor.ledger_entries import new_day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
+DAY_ENDED = "day_ended"
 
 
 @dataclass(frozen=True)
@@ -27,19 +37,21 @@ class MissedDays:
     refs: list[firestore.DocumentReference]
     fields: list[dict[str, Any]]
     total: int  # missed turn days, recorded or not
+    ended: list[Snapshot] = field(default_factory=list)  # past days still `released`
+    now: datetime | None = None
 
 
 def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: datetime) -> MissedDays:
     """The ledger entries to create for the days missed before `today`, less those that
-    exist already (a day rolled back earlier keeps its own entry)."""
+    exist already; and the rotation's past days still `released`, to close."""
     days = rotation.missed_days(today)
     recent = days[-MAX_RECORDED:]
     refs = [
         rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day))
         for day in recent
     ]
-    existing = existing_ids(rt, refs) if refs else set()
-    kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in existing]
+    found = {snap.id: snap for snap in rt.db.get_all(refs) if snap.exists} if refs else {}
+    kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in found]
     fields = [
         new_day_entry(
             rotation,
@@ -51,16 +63,48 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
         )
         for _, day in kept
     ]
-    return MissedDays([ref for ref, _ in kept], fields, len(days))
+    ended = _released_before(rt, rotation, today)
+    return MissedDays([ref for ref, _ in kept], fields, len(days), ended, now)
+
+
+def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snapshot]:
+    """The rotation's days before `today` still `released`: an equality-only query, served
+    by single-field indexes. A rotation has at most a few (one per day given back)."""
+    query = (
+        rt.db.collection(DELIVERIES)
+        .where(filter=FieldFilter("rotation_id", "==", rotation.id))
+        .where(filter=FieldFilter("status", "==", LedgerStatus.RELEASED))
+        .limit(MAX_RECORDED)
+    )
+    return [
+        snap
+        for snap in query.stream()
+        if str((snap.to_dict() or {}).get("occurrence_date")) < today.isoformat()
+    ]
 
 
 def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
     for ref, fields in zip(missed.refs, missed.fields, strict=True):
         batch.create(ref, fields)
+    for snap in missed.ended:
+        escalated = (snap.to_dict() or {}).get("escalated_at") is not None
+        batch.update(
+            snap.reference,
+            {
+                "status": LedgerStatus.SKIPPED,
+                "reason": DAY_ENDED,
+                "skipped_at": missed.now,
+                **({} if escalated else {"escalated_at": missed.now}),
+            },
+            option=firestore.Client.write_option(last_update_time=snap.update_time),
+        )
 
 
-def log_missed_days(rotation: Rotation, missed: MissedDays) -> None:
-    """One line per claim that recorded missed days (not one per day)."""
+def log_missed_days(rt: Runtime, rotation: Rotation, missed: MissedDays) -> None:
+    """One line per claim that recorded missed days (not one per day), and one per day
+    closed unposted (escalated the first time for that day)."""
+    for snap in missed.ended:
+        _report_ended(rt, rotation, snap)
     if not missed.refs:
         return
     logs.warning(
@@ -72,4 +116,36 @@ def log_missed_days(rotation: Rotation, missed: MissedDays) -> None:
         status="skipped",
         error_code="missed",
         channel=rotation.channel,
+    )
+
+
+def _report_ended(rt: Runtime, rotation: Rotation, snap: Snapshot) -> None:
+    entry = snap.to_dict() or {}
+    error = entry.get("error")
+    error = error if isinstance(error, dict) else {}
+    fields: dict[str, Any] = {
+        "delivery_id": snap.id,
+        "occurrence_date": entry.get("occurrence_date"),
+        "member": entry.get("member"),
+        "channel": rotation.channel,
+        "last_error_code": error.get("code"),
+    }
+    detail = "the turn was given back for a retry that its local day ended before; not posted"
+    if entry.get("escalated_at") is None:
+        escalate(
+            rt,
+            status="skipped",
+            rotation_id=rotation.id,
+            occurrence_at=entry.get("occurrence_at"),
+            error_code=DAY_ENDED,
+            detail=detail,
+            **fields,
+        )
+        return
+    logs.error(
+        f"delivery skipped: {detail}",
+        rotation_id=rotation.id,
+        status="skipped",
+        error_code=DAY_ENDED,
+        **fields,
     )

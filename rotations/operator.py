@@ -7,7 +7,7 @@ messages (`python -m processor.operator`):
   back on the member whose turn it was (the member order stays as it is now, edits made
   since included), so the next pass posts it again if it is still that day in the team's
   timezone; otherwise that member takes the next turn and the entry ends `skipped`
-  (`released_after_its_day`). Refused while the rotation is paused (nothing would post it).
+  (`day_ended`). Refused while the rotation is paused (nothing would post it).
 
 Both refuse a day that is not the rotation's current one: its `last_processed_date`, the
 day of its lease if it holds one, and its newest ledger entry must all be that day.
@@ -30,6 +30,7 @@ from core.models import LedgerStatus
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, ROTATIONS
+from rotations.missed_days import DAY_ENDED
 
 SETTLEABLE = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED)
 
@@ -79,7 +80,7 @@ def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
         # for good.
         over = _today(entry, rotation, now) != entry.get("occurrence_date")
         ledger = (
-            {"status": LedgerStatus.SKIPPED, "reason": "released_after_its_day", "skipped_at": now}
+            {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "skipped_at": now}
             if over
             else {"status": LedgerStatus.RELEASED, "retry_at": now}
         )
@@ -180,7 +181,8 @@ def _refuse_unless_current_day(
             "settle that one instead"
         )
     lease_end = lease.get("expires_at")
-    if isinstance(lease_end, datetime) and lease_end > now:
+    # A held lease (processor.held) waits for a person: it is not live.
+    if isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease:
         raise DayActionRefused(
             f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
         )

@@ -4,7 +4,9 @@ Slack's history as for messages (processor.reconcile.verdict), answered for a da
 Found: delivered with that `ts`. Absent: rolled back and tried again after a backoff, up to
 MAX_ATTEMPTS, then failed. Unreadable: the rotation's `on_ambiguous` (`hold` by default keeps
 the day claimed as `unconfirmed`; `retry` treats it as absent). History briefly unavailable:
-asked again when the reconciler's own lease runs out.
+asked again when the reconciler's own lease runs out, escalated once after an hour. A lease
+that cannot be settled (the rotation no longer parses, its ledger entry is not `claimed`)
+is held for a person (processor.held).
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from collections import Counter
 from datetime import date, datetime
 from typing import Any
 
-from core import logs
 from core.errors import DocumentError
 from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
+from processor.held import history_unreadable, hold_lease
 from processor.outcome import Result
 from processor.reconcile import CLOCK_SKEW, settle_each, take_over_lease, verdict
 from rotations.claim import DayClaim
@@ -40,15 +42,11 @@ def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
         rotation = Rotation.from_document(snap.id, data)
         day = date.fromisoformat(str(lease.get("occurrence_date")))
     except (DocumentError, ValueError) as exc:
-        logs.error(
-            "a claimed rotation day no longer parses; held for an operator",
-            rotation_id=snap.id,
-            status="error",
-            error_code=getattr(exc, "code", "invalid_lease"),
-            error_message=str(exc),
-        )
+        code = exc.code if isinstance(exc, DocumentError) else "invalid_lease"
+        detail = f"a claimed rotation day no longer parses: {exc}"
+        hold_lease(rt, snap, code, detail, rotation_id=snap.id)
         return None
-    taken = _take_over(rt, snap, rotation, day, lease, data.get("rollback"))
+    taken = _take_over(rt, snap, rotation, day, lease, data)
     if taken is None:
         return Result.DUPLICATE
     claim, claimed_at = taken
@@ -62,13 +60,14 @@ def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
         lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
     )
     if post is None:
-        logs.warning(
-            "Slack history could not be read now; asking again later",
+        history_unreadable(
+            rt,
+            claim.delivery_id,
+            claimed_at,
+            lookup.code,
+            occurrence_at=claim.due_at,
             rotation_id=rotation.id,
-            delivery_id=claim.delivery_id,
             occurrence_date=day.isoformat(),
-            status="sending",
-            error_code=lookup.code,
         )
         return None
     if post.outcome is Outcome.AMBIGUOUS:
@@ -85,21 +84,24 @@ def _take_over(
     rotation: Rotation,
     day: date,
     lease: dict[str, Any],
-    rollback: Any,
+    data: dict[str, Any],
 ) -> tuple[DayClaim, datetime] | None:
     """Take the expired lease over (processor.reconcile.take_over_lease): that fences the
-    old worker, whose late finalize now fails its preconditions."""
+    old worker, whose late finalize now fails its preconditions. A lease whose ledger entry
+    is not `claimed` is held for a person (processor.held)."""
     ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day))
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
-    if entry.get("status") != LedgerStatus.CLAIMED or not isinstance(rollback, dict):
-        logs.error(
-            "a claimed rotation day has no claimed ledger entry; held for an operator",
+    if entry.get("status") != LedgerStatus.CLAIMED:
+        hold_lease(
+            rt,
+            snap,
+            "ledger_mismatch",
+            f"a claimed rotation day's ledger entry is {entry.get('status')!r}, not claimed",
+            occurrence_at=rotation.due_at(day),
             rotation_id=rotation.id,
             delivery_id=ledger_ref.id,
             occurrence_date=day.isoformat(),
-            status="error",
-            error_code="ledger_mismatch",
             ledger_status=entry.get("status"),
         )
         return None
@@ -115,9 +117,24 @@ def _take_over(
         int(entry.get("attempts") or 1),
         rt.worker_id,
         rotation.due_at(day),
-        rollback,
+        _rollback(data),
         results[0].update_time,
         results[1].update_time,
+        escalated=entry.get("escalated_at") is not None,
     )
     claimed_at = entry.get("claimed_at")
     return claim, claimed_at if isinstance(claimed_at, datetime) else claim.due_at
+
+
+def _rollback(data: dict[str, Any]) -> dict[str, Any]:
+    """What giving the day back restores. A lease without `rollback` (one repaired from
+    its ledger entry before the repair kept it) restores the order as it stands and no
+    `last_processed_date`, so the day is open again and nothing else is."""
+    rollback = data.get("rollback")
+    if isinstance(rollback, dict):
+        return rollback
+    return {
+        "last_processed_date": None,
+        "cursor": data.get("cursor", 0),
+        "members": data.get("members"),
+    }

@@ -250,12 +250,14 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
     real_read = ChannelSlots.read
     inside: list[bool] = []  # worker-a's own pass goes through the same functions: not intercepted
 
-    def due(db_, now, limit, channels=None):
+    def due(db_, now, limit, channels=None, excluding=()):
         if inside:
-            return real_due(db_, now, limit, channels)
+            return real_due(db_, now, limit, channels, excluding)
         if len(reads) == 1:
             clock.advance(timedelta(seconds=1))  # the twenty come due before the next read
-        page = real_due(db_, clock.now(), limit, channels)  # the pass's `now`, or after it
+        page = real_due(
+            db_, clock.now(), limit, channels, excluding
+        )  # the pass's `now`, or after it
         reads.append(len(page))
         if len(reads) == 1:
             other_pass()  # worker-a takes the one due message right after our read
@@ -327,10 +329,10 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
     post_holding(other, h1, CHANNEL)  # worker-a holds CHANNEL: it posted h1 with h2 in hand
     reads: list[int] = []
 
-    def due(db_, now, limit, channels=None):
+    def due(db_, now, limit, channels=None, excluding=()):
         if reads:
             clock.advance(timedelta(seconds=1))  # h2 comes due for the second read
-        page = real_due(db_, clock.now(), limit, channels)
+        page = real_due(db_, clock.now(), limit, channels, excluding)
         reads.append(len(page))
         if len(reads) == 1:  # worker-a claims `taken` right after our first read
             snap = db.collection(MESSAGES).document(taken).get()
@@ -381,8 +383,8 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     theirs = [channels[(start + k) % 12] for k in lanes_taken]
     reads: list[tuple[ChannelRange | None, list[str]]] = []
 
-    def due(db_, now, limit, share=None):
-        page = real_due(db_, now, limit, share)
+    def due(db_, now, limit, share=None, excluding=()):
+        page = real_due(db_, now, limit, share, excluding)
         reads.append((share, [snap.get("channel") for snap in page]))
         if len(reads) == 1:  # worker-a takes the first message of its channels meanwhile
             for channel in theirs:

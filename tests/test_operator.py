@@ -250,3 +250,19 @@ def test_no_operator_action_posts_twice_or_leaves_an_entry_stuck(
             SEEN_TS,
         )
     assert entries[old]["operator"]["by"] == "ana"
+
+
+def test_a_lease_held_for_a_person_is_settled_not_refused_as_live(rt, db, slack):
+    mid = seed_message(db)
+    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
+    # The ledger says unconfirmed while the message still holds the lease: reconciliation
+    # cannot settle that, and holds the lease (its expiry pushed ahead) for a person.
+    db.collection("deliveries").document(claim.delivery_id).update({"status": "unconfirmed"})
+    rt.clock.advance(timedelta(seconds=301))
+    run_tick(rt)
+    assert "held_since" in message(db, mid)["lease"]
+
+    assert main(["mark-delivered", claim.delivery_id, "--ts", SEEN_TS, "--reason", "seen"]) == 0
+
+    assert (message(db, mid)["status"], ledger(db)[claim.delivery_id]["status"]) == ("sent", "sent")

@@ -240,11 +240,12 @@ def test_a_moved_occurrence_is_ordered_among_the_series_own():
 
 
 def test_a_rule_that_never_lands_on_a_working_day_is_exhausted_not_searched_forever():
-    rule = Recurrence.parse(
-        "FREQ=WEEKLY;BYDAY=SA", "2027-01-02T09:00", "UTC", working_days=WorkingDays("DE")
-    )
-    assert rule.first() is None
-    assert rule.next_after(utc(2027, 1, 1)) is None
+    # Exhausted at once, so it has no occurrence at all: refused like any empty schedule.
+    with pytest.raises(DocumentError, match="no occurrence at all") as raised:
+        Recurrence.parse(
+            "FREQ=WEEKLY;BYDAY=SA", "2027-01-02T09:00", "UTC", working_days=WorkingDays("DE")
+        )
+    assert raised.value.code == "invalid_rrule"
 
 
 @pytest.mark.parametrize(

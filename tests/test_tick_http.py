@@ -512,3 +512,50 @@ def test_the_pass_posts_due_rotations_and_counts_them_apart(client, db, slack):
 
     assert (body["sent"], body["rotations"]["sent"]) == (2, 1)
     assert sorted(post.delivery_id or "" for post in slack.posts())[-1] == "r:standup:2027-01-04"
+
+
+@pytest.mark.parametrize("failing", ["rotations", "messages"])
+def test_one_part_of_the_pass_failing_does_not_keep_the_other_from_going_out(
+    client, db, slack, monkeypatch, capsys, failing
+):
+    """The due rotations' read or the due messages' read fails once (ServiceUnavailable):
+    the other part posts all the same, the answer is a summary counting the error, and the
+    next pass posts what the failed part left."""
+    from google.api_core.exceptions import ServiceUnavailable
+
+    from processor import tick as message_tick
+    from rotations import tick as rotation_tick
+
+    owner, name = {
+        "rotations": (rotation_tick, "due_rotations"),
+        "messages": (message_tick, "due_messages"),
+    }[failing]
+    real = getattr(owner, name)
+    calls: list[int] = []
+
+    def fails_once(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ServiceUnavailable("injected: the service is unavailable")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, fails_once)
+    mid = seed_message(db, channel="C0MSGS001")  # the rotation posts to a channel of its own
+    seed_rotation(db)
+
+    body = answer(tick(client, headers=bearer(), body=at(T0)), 200)
+
+    assert body["errors"] == 1
+    assert body["rotations"]["errors"] == (failing == "rotations")
+    delivered = {"rotations": "m:", "messages": "r:"}[failing]
+    assert [p.delivery_id[:2] for p in slack.posts() if p.delivery_id] == [delivered]
+    errors = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    [line] = [e for e in errors if e["severity"] == "ERROR"]
+    assert line["error_code"] == "ServiceUnavailable"
+    assert line["collection"] == {"rotations": "rotations", "messages": MESSAGES}[failing]
+
+    again = answer(tick(client, headers=bearer(), body=at(T0)), 200)
+
+    assert (again["sent"], again["errors"]) == (1, 0)
+    assert sorted(p.delivery_id[:2] for p in slack.posts() if p.delivery_id) == ["m:", "r:"]
+    assert message(db, mid)["status"] == "sent"

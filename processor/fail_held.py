@@ -1,0 +1,110 @@
+"""The operator's way out of a held lease (processor.held): `fail-held`.
+
+    python -m processor.operator fail-held scheduled_messages/ID --reason "..."
+    python -m processor.operator fail-held rotations/ID --reason "..."
+
+For a document whose lease reconciliation cannot settle (it no longer parses, its ledger
+entry is not `claimed`, its lease names no occurrence): the lease goes, and nothing is
+posted. A message ends `failed` (`last_error.code: operator_failed`; an edit re-arms it);
+a rotation gives its claimed day up (`last_processed_date` stays on that day, the order
+goes on with the next turn). A `claimed` ledger entry of that occurrence becomes `failed`;
+any other entry keeps what it says. Both record who, when and why. A lease that is live
+and not held (a worker is sending right now) is refused.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from google.cloud import firestore
+
+from core import logs
+from core.errors import AppError
+from core.models import LedgerStatus, Status, message_delivery_id, rotation_delivery_id
+from core.runtime import Runtime
+from core.store import DELIVERIES, MESSAGES, ROTATIONS
+
+OPERATOR_FAILED = "operator_failed"
+
+
+class FailHeldRefused(AppError):
+    """`fail-held` cannot be applied to this document; the message says why."""
+
+
+def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
+    if not reason.strip():
+        raise FailHeldRefused("a reason is required: it is recorded on the document")
+    collection, _, doc_id = path.partition("/")
+    if collection not in (MESSAGES, ROTATIONS) or not doc_id or "/" in doc_id:
+        raise FailHeldRefused(f"{path!r} is not {MESSAGES}/ID or {ROTATIONS}/ID")
+    now = rt.clock.now()
+    snap = rt.db.collection(collection).document(doc_id).get()
+    data = snap.to_dict()
+    if data is None:
+        raise FailHeldRefused(f"no document {path!r}")
+    lease = data.get("lease")
+    if not isinstance(lease, dict):
+        raise FailHeldRefused(f"{path!r} holds no lease: nothing to fail")
+    expires_at = lease.get("expires_at")
+    if "held_since" not in lease and isinstance(expires_at, datetime) and expires_at > now:
+        raise FailHeldRefused(f"{path!r} is being sent under a live lease until {expires_at}")
+    error = {"code": OPERATOR_FAILED, "message": reason, "at": now}
+    record = {"action": "fail_held", "reason": reason, "by": by, "at": now}
+    update: dict[str, Any] = {"lease": firestore.DELETE_FIELD, "last_error": error}
+    if collection == MESSAGES:
+        update["status"] = Status.FAILED
+    else:
+        update["rollback"] = firestore.DELETE_FIELD
+        if isinstance(lease.get("occurrence_date"), str):
+            update["last_processed_date"] = lease["occurrence_date"]  # the day is given up
+    delivery_id = _delivery_id(collection, doc_id, lease)
+    batch = rt.db.batch()
+    batch.update(
+        snap.reference,
+        update | {"updated_at": now, "version": firestore.Increment(1)},
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    ledger_status = _fail_claimed_entry(rt, batch, delivery_id, error, record)
+    batch.commit()
+    logs.warning(
+        "operator fail_held",
+        document=path,
+        delivery_id=delivery_id,
+        ledger_status=ledger_status,
+        status="failed",
+        reason=reason,
+        by=by,
+    )
+
+
+def _delivery_id(collection: str, doc_id: str, lease: dict[str, Any]) -> str | None:
+    """The ledger id of the occurrence the lease names, if it names one."""
+    if collection == MESSAGES:
+        occurrence = lease.get("occurrence_at")
+        return message_delivery_id(doc_id, occurrence) if isinstance(occurrence, datetime) else None
+    try:
+        return rotation_delivery_id(doc_id, date.fromisoformat(str(lease.get("occurrence_date"))))
+    except ValueError:
+        return None
+
+
+def _fail_claimed_entry(
+    rt: Runtime,
+    batch: firestore.WriteBatch,
+    delivery_id: str | None,
+    error: dict[str, Any],
+    record: dict[str, Any],
+) -> str | None:
+    """The occurrence's ledger entry, `failed` if it was `claimed`; its status as found."""
+    if delivery_id is None:
+        return None
+    ledger = rt.db.collection(DELIVERIES).document(delivery_id).get()
+    status = (ledger.to_dict() or {}).get("status")
+    if status == LedgerStatus.CLAIMED:
+        batch.update(
+            ledger.reference,
+            {"status": LedgerStatus.FAILED, "error": error, "operator": record},
+            option=rt.db.write_option(last_update_time=ledger.update_time),
+        )
+    return status if isinstance(status, str) else None

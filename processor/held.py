@@ -1,0 +1,110 @@
+"""Leases that reconciliation cannot settle by itself, never left without a way out.
+
+A held lease (the document no longer parses, its ledger entry is not `claimed`, the lease
+names no occurrence) gets its `expires_at` pushed RECHECK ahead, so it leaves the head of
+the expired-lease page (ordered by `expires_at`) and the leases behind it are settled; it
+is looked at again then. `lease.held_since` and `lease.held_code` say since when and why.
+Such a state does not heal by itself, so it is escalated (one ERROR line and an alert) the
+first time it is held; a person ends it with `python -m processor.operator fail-held`.
+
+Slack history that cannot be read (5xx, rate limits) is asked again at every lease expiry;
+once the occurrence has waited HISTORY_ESCALATE_AFTER since its claim it is escalated once
+(`history_escalated_at` on the ledger entry), and the operator's `mark-delivered` or
+`release` settle it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core.exceptions import FailedPrecondition
+
+from core import logs
+from core.runtime import Runtime
+from core.store import DELIVERIES, Snapshot
+from processor.escalate import escalate
+
+RECHECK = timedelta(minutes=15)
+HISTORY_ESCALATE_AFTER = timedelta(hours=1)
+
+
+def hold_lease(
+    rt: Runtime,
+    snap: Snapshot,
+    code: str,
+    detail: str,
+    occurrence_at: datetime | None = None,
+    **subject: Any,
+) -> None:
+    """Hold `snap`'s expired lease for a person: pushed out of the page's head, escalated
+    the first time. `subject`: `message_id=` or `rotation_id=`, plus fields for the log."""
+    now = rt.clock.now()
+    stored = (snap.to_dict() or {}).get("lease")
+    lease: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    since = lease.get("held_since")
+    first = not isinstance(since, datetime)
+    update = {"lease.expires_at": now + RECHECK, "lease.held_code": code}
+    if first:
+        update["lease.held_since"] = now
+    try:
+        snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
+    except FailedPrecondition:
+        return  # written meanwhile: the next pass looks at it as it is then
+    if first:
+        escalate(
+            rt,
+            status="held",
+            occurrence_at=occurrence_at,
+            error_code=code,
+            detail=f"{detail}; held for a person (processor.operator fail-held)",
+            **subject,
+        )
+        return
+    logs.warning(
+        f"still held for a person: {detail}",
+        status="held",
+        error_code=code,
+        held_since=since,
+        **subject,
+    )
+
+
+def history_unreadable(
+    rt: Runtime,
+    delivery_id: str,
+    claimed_at: datetime,
+    code: str | None,
+    occurrence_at: datetime | None = None,
+    **subject: Any,
+) -> None:
+    """Slack history could not be read now: a WARNING line, and once the occurrence has
+    waited HISTORY_ESCALATE_AFTER since its claim, one escalation."""
+    now = rt.clock.now()
+    fields = {
+        "delivery_id": delivery_id,
+        "occurrence_at": occurrence_at,
+        "status": "sending",
+        "error_code": code,
+        **subject,
+    }
+    if now - claimed_at < HISTORY_ESCALATE_AFTER:
+        logs.warning("Slack history could not be read now; asking again later", **fields)
+        return
+    ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
+    if (ledger_ref.get().to_dict() or {}).get("history_escalated_at") is not None:
+        logs.warning("Slack history still unreadable; escalated already", **fields)
+        return
+    ledger_ref.update({"history_escalated_at": now})
+    escalate(
+        rt,
+        status="held",
+        occurrence_at=occurrence_at,
+        error_code=code,
+        detail=(
+            f"Slack history unreadable since the claim at {claimed_at.isoformat()}; outcome "
+            "unknown: look in the channel, then processor.operator mark-delivered or release"
+        ),
+        delivery_id=delivery_id,
+        **subject,
+    )
