@@ -4,13 +4,16 @@
     python -m processor.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
     python -m processor.operator release DELIVERY_ID --reason "..."
     python -m processor.operator fail-held scheduled_messages/ID --reason "..."
+    python -m processor.operator doctor [--fix] [--json]
 
 `mark-delivered` is for an occurrence a person saw in the channel (unconfirmed, failed or
 stuck): it is finalized as delivered and never sent again. `release` is for one a person
 knows did not go out: it is claimed again by the next pass, through the same ledger entry.
 Both record who, when and why on the ledger entry, and refuse an occurrence whose lease is
 still live (a worker is sending it right now). Rotation days (`r:…` ids) are settled by
-`rotations.operator`. Settings come from the environment."""
+`rotations.operator`. Both act only on the occurrence the message (or rotation) is on now.
+`doctor` lists the stored documents the processor will never send, and why
+(`processor.doctor`). Settings come from the environment."""
 
 from __future__ import annotations
 
@@ -25,12 +28,13 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.errors import AppError
-from core.models import LedgerStatus, Message, Status
+from core.errors import AppError, DocumentError
+from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
+from processor.doctor import run_doctor
 from processor.fail_held import FailHeldRefused, fail_held
 from rotations.operator import DayActionRefused, mark_day_delivered, release_day
 
@@ -111,9 +115,14 @@ def _settle(rt: Runtime, delivery_id: str, action: str, reason: str, by: str, up
     data = snap.to_dict()
     if data is None:
         raise OperatorError(f"message {entry.get('message_id')!r} of {delivery_id!r} is gone")
-    if data.get("status") not in SETTLEABLE_MESSAGE:
-        raise OperatorError(f"message {snap.id!r} is {data.get('status')!r}; it has moved on")
-    message = Message.from_document(snap.id, data)
+    _refuse_unless_current(rt, delivery_id, entry, snap.id, data, now)
+    try:
+        message = Message.from_document(snap.id, data)
+    except DocumentError as exc:
+        raise OperatorError(
+            f"message {snap.id!r} cannot be sent as stored ({exc.code}: {exc.message}); "
+            "fix the document first"
+        ) from None
     message_update, ledger_update = updates(message, entry["occurrence_at"])
     record = {"action": action, "reason": reason, "by": by, "at": now}
     batch = rt.db.batch()
@@ -139,6 +148,59 @@ def _settle(rt: Runtime, delivery_id: str, action: str, reason: str, by: str, up
     )
 
 
+def _refuse_unless_current(
+    rt: Runtime,
+    delivery_id: str,
+    entry: dict[str, Any],
+    message_id: str,
+    data: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Only the occurrence the message is on may be settled: a `sending` message's lease
+    occurrence, or a parked (`unconfirmed`, `failed`) message's newest ledger entry. Settling
+    an older one would take the message back from a newer occurrence (perhaps in flight)
+    and post the old one as well. New ledger entries of a message are only ever written
+    together with the message, so the caller's precondition on the message read covers
+    this answer too."""
+    status = data.get("status")
+    if status not in SETTLEABLE_MESSAGE:
+        waiting = f", next due at {data.get('next_run_at')}" if status in Status.WAITING else ""
+        raise OperatorError(
+            f"delivery {delivery_id!r} is not the current occurrence of message "
+            f"{message_id!r}: the message is {status!r}{waiting}; it has moved on"
+        )
+    stored_lease = data.get("lease")
+    lease: dict[str, Any] = stored_lease if isinstance(stored_lease, dict) else {}
+    if status == Status.SENDING:
+        current = lease.get("occurrence_at")
+    else:
+        current = newest_occurrence(rt.db, message_id)
+    if current != entry.get("occurrence_at"):
+        on = message_delivery_id(message_id, current) if isinstance(current, datetime) else None
+        raise OperatorError(
+            f"delivery {delivery_id!r} is not the current occurrence of message "
+            f"{message_id!r}: the message is {status!r} on {on!r}; settle that one instead"
+        )
+    lease_end = lease.get("expires_at")
+    live = isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease
+    if status == Status.SENDING and live:  # (a held lease waits for a person: not live)
+        raise OperatorError(
+            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
+        )
+
+
+def newest_occurrence(db: firestore.Client, message_id: str) -> Any:
+    """The occurrence of the message's newest ledger entry (None without one), through the
+    (message_id, occurrence_at desc) index that the deliveries listing uses."""
+    query = (
+        db.collection(DELIVERIES)
+        .where(filter=FieldFilter("message_id", "==", message_id))
+        .order_by("occurrence_at", direction=firestore.Query.DESCENDING)
+        .limit(1)
+    )
+    return next((s.get("occurrence_at") for s in query.stream()), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m processor.operator",
@@ -161,9 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     held.add_argument("--reason", required=True)
     for action in (marked, released, held):
         action.add_argument("--by", default=getpass.getuser(), help="who decides (recorded)")
+    doctor = sub.add_parser("doctor", help="stored documents the processor will never send")
+    doctor.add_argument("--fix", action="store_true", help="set next_run_at where computable")
+    doctor.add_argument("--json", action="store_true", help="one JSON object per line")
     args = parser.parse_args(argv)
     rt = runtime_for(Settings.from_env())
     try:
+        if args.command == "doctor":
+            return run_doctor(rt, apply=args.fix, as_json=args.json)
         if args.command == "list":
             statuses = tuple(s.strip() for s in args.status.split(",") if s.strip())
             for row in list_deliveries(rt.db, statuses, args.limit):

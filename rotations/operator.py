@@ -6,7 +6,11 @@ messages (`python -m processor.operator`):
 - `release`: a person knows it did not go out; the day is opened again and the cursor put
   back on the member whose turn it was (the member order stays as it is now, edits made
   since included), so the next pass posts it again if it is still that day in the team's
-  timezone; otherwise that member takes the next turn.
+  timezone; otherwise that member takes the next turn and the entry ends `skipped`
+  (`day_ended`). Refused while the rotation is paused (nothing would post it).
+
+Both refuse a day that is not the rotation's current one: its `last_processed_date`, the
+day of its lease if it holds one, and its newest ledger entry must all be that day.
 
 A day that failed definitively was rolled back already: there is nothing to settle (an edit
 of the rotation re-opens today). Both actions record who, when and why on the ledger entry.
@@ -18,12 +22,15 @@ from datetime import datetime
 from typing import Any
 
 from google.cloud import firestore
+from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.errors import AppError
+from core.errors import AppError, DocumentError
 from core.models import LedgerStatus
+from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, ROTATIONS
+from rotations.missed_days import DAY_ENDED
 
 SETTLEABLE = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED)
 
@@ -56,6 +63,11 @@ def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
     now = rt.clock.now()
 
     def updates(entry: dict[str, Any], rotation: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+        if rotation.get("status") != "active":
+            raise DayActionRefused(
+                f"rotation {entry.get('rotation_id')!r} is {rotation.get('status')!r}: a "
+                f"released {delivery_id!r} would never be posted; resume the rotation first"
+            )
         # The member order as it is now, edits included (an edit may have come after the
         # day was held): only the cursor moves back, onto the member whose turn it was.
         stored_rollback, stored_members = rotation.get("rollback"), rotation.get("members")
@@ -63,6 +75,15 @@ def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
         members: list[Any] = stored_members if isinstance(stored_members, list) else []
         member = entry.get("member")
         cursor = members.index(member) if member in members else rotation.get("cursor", 0)
+        # A day already over in the team's timezone cannot be posted any more: the member
+        # takes the next turn instead, and the entry ends `skipped` rather than `released`
+        # for good.
+        over = _today(entry, rotation, now) != entry.get("occurrence_date")
+        ledger = (
+            {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "skipped_at": now}
+            if over
+            else {"status": LedgerStatus.RELEASED, "retry_at": now}
+        )
         return (
             {
                 "last_processed_date": rollback.get("last_processed_date"),
@@ -71,7 +92,7 @@ def release_day(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
                 "rollback": firestore.DELETE_FIELD,
                 "next_run_at": now,
             },
-            {"status": LedgerStatus.RELEASED, "retry_at": now},
+            ledger,
         )
 
     _settle_day(rt, delivery_id, "release", reason, by, updates)
@@ -106,10 +127,7 @@ def _settle_day(
     data = snap.to_dict()
     if data is None:
         raise DayActionRefused(f"rotation {entry.get('rotation_id')!r} of {delivery_id!r} is gone")
-    if data.get("last_processed_date") != entry.get("occurrence_date"):
-        raise DayActionRefused(
-            f"rotation {snap.id!r} has moved on to {data.get('last_processed_date')!r}"
-        )
+    _refuse_unless_current_day(rt, delivery_id, entry, snap.id, data, now)
     rotation_update, ledger_update = updates(entry, data)
     batch = rt.db.batch()
     batch.update(
@@ -132,3 +150,62 @@ def _settle_day(
         reason=reason,
         by=by,
     )
+
+
+def _refuse_unless_current_day(
+    rt: Runtime,
+    delivery_id: str,
+    entry: dict[str, Any],
+    rotation_id: str,
+    data: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Only the day the rotation is on may be settled: its `last_processed_date`, the day of
+    its lease if it holds one, and its newest ledger entry. A later day that was claimed and
+    rolled back (rate limited, failed) puts `last_processed_date` back, but its entry says
+    the rotation went past this day. New day entries are only written together with the
+    rotation, so the caller's precondition on the rotation read covers this answer too."""
+    day = entry.get("occurrence_date")
+    stored_lease = data.get("lease")
+    lease: dict[str, Any] = stored_lease if isinstance(stored_lease, dict) else {}
+    marks = (
+        data.get("last_processed_date"),
+        lease.get("occurrence_date", day),
+        newest_day(rt.db, rotation_id),
+    )
+    if any(mark != day for mark in marks):
+        current = max((str(mark) for mark in marks if mark is not None), default=None)
+        raise DayActionRefused(
+            f"delivery {delivery_id!r} is not the current day of rotation {rotation_id!r}: "
+            f"the rotation is on {current!r} (delivery 'r:{rotation_id}:{current}'); "
+            "settle that one instead"
+        )
+    lease_end = lease.get("expires_at")
+    # A held lease (processor.held) waits for a person: it is not live.
+    if isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease:
+        raise DayActionRefused(
+            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
+        )
+
+
+def newest_day(db: firestore.Client, rotation_id: str) -> Any:
+    """The date of the rotation's newest ledger entry (None without one), through the
+    (rotation_id, occurrence_date desc) index."""
+    query = (
+        db.collection(DELIVERIES)
+        .where(filter=FieldFilter("rotation_id", "==", rotation_id))
+        .order_by("occurrence_date", direction=firestore.Query.DESCENDING)
+        .limit(1)
+    )
+    return next((s.get("occurrence_date") for s in query.stream()), None)
+
+
+def _today(entry: dict[str, Any], data: dict[str, Any], now: datetime) -> str:
+    """The team's local date now, to tell whether the entry's day is over."""
+    try:
+        return Rotation.from_document(str(entry.get("rotation_id")), data).today(now).isoformat()
+    except DocumentError as exc:
+        raise DayActionRefused(
+            f"rotation {entry.get('rotation_id')!r} cannot take turns as stored "
+            f"({exc.code}: {exc.message}); fix the document first"
+        ) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -11,9 +12,17 @@ from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
 from processor.claim import Claim, claim_message
+from processor.deliver import send
+from processor.finalize import finalize
 from processor.operator import OperatorError, main, mark_delivered, release
 from processor.tick import run_tick
-from tests.conftest import T0, ledger, message, seed_message
+from tests.conftest import T0, call, ledger, message, seed_message
+
+
+@pytest.fixture(autouse=True)
+def cli_on_the_test_clock(rt, monkeypatch):
+    """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
+    monkeypatch.setattr("processor.operator.runtime_for", lambda settings: rt)
 
 
 def unconfirmed_message(rt, db, slack):
@@ -82,3 +91,178 @@ def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
     with pytest.raises(OperatorError, match="no delivery"):
         release(rt, "m:nope:20270104T090000Z", "typo", "ana")
     assert message(db, mid)["status"] == "sending"
+
+
+def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight(
+    rt, db, slack, api, capsys
+):
+    """The issue's case: a failed occurrence, an edit that re-arms the series, the next
+    occurrence in flight; releasing the old one would take the message back from it."""
+    mid = seed_message(
+        db, status="recurring", send_at=None, rrule="FREQ=DAILY", dtstart="2027-01-04T09:00"
+    )
+    slack.inject(Fault(kind="error", code="channel_not_found", times=1))
+    run_tick(rt)
+    old = message_delivery_id(mid, T0)
+    assert (message(db, mid)["status"], ledger(db)[old]["status"]) == ("failed", "failed")
+    assert call(api, "PUT", f"/messages/{mid}", {"text": "Stand-up (fixed channel)"})[0] == 200
+    rt.clock.advance(timedelta(days=1))
+    newer = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(newer, Claim) and newer.delivery_id == message_delivery_id(
+        mid, T0 + timedelta(days=1)
+    )
+    capsys.readouterr()
+
+    code = main(["release", old, "--reason", "channel fixed", "--by", "ana"])
+    finalize(rt, newer, send(rt, newer))  # the worker in flight records its post
+    rt.clock.advance(timedelta(minutes=10))
+    run_tick(rt)
+
+    assert slack.delivery_ids() == [newer.delivery_id]  # the old occurrence is not posted
+    entries = ledger(db)
+    assert (entries[old]["status"], entries[newer.delivery_id]["status"]) == ("failed", "sent")
+    assert message(db, mid)["status"] == "recurring"
+    error = capsys.readouterr().err
+    assert code == 2 and "not the current occurrence" in error
+    assert old in error and newer.delivery_id in error
+
+
+# --- every action against every ledger x message state ------------------------------------
+
+LEDGER_STATUSES = ("claimed", "sent", "failed", "skipped", "unconfirmed", "released")
+MESSAGE_STATUSES = (
+    "pending",
+    "recurring",
+    "sending",
+    "sent",
+    "completed",
+    "failed",
+    "cancelled",
+    "paused",
+    "unconfirmed",
+)
+SETTLEABLE = ("sending", "unconfirmed", "failed")
+OLD, NEW = T0, T0 + timedelta(days=1)  # the occurrence acted on, and the one after it
+GONE = "worker-gone"
+SEEN_TS = "1799000000.000100"
+
+
+def table():
+    for action in ("release", "mark-delivered"):
+        for entry_status in LEDGER_STATUSES:
+            for message_status in MESSAGE_STATUSES:
+                # Where the message is: on the occurrence acted on, or moved on to the next.
+                for on in ("old", "new") if message_status in SETTLEABLE else ("new",):
+                    yield pytest.param(
+                        action,
+                        entry_status,
+                        message_status,
+                        on,
+                        id=f"{action}-{entry_status}-{message_status}-on_{on}",
+                    )
+
+
+def seed_state(rt, db, entry_status, message_status, on):
+    """A daily series whose occurrence OLD has a ledger entry in `entry_status` (its lease
+    long expired) and which is `message_status` on OLD or on NEW, as stored. A message
+    `sending` NEW is claimed for real: the returned claim is the worker still in flight."""
+    rt.clock.set(NEW + timedelta(minutes=1))
+    mid = seed_message(
+        db,
+        status="recurring",
+        send_at=None,
+        rrule="FREQ=DAILY",
+        dtstart="2027-01-01T09:00",
+        next_run_at=NEW,
+    )
+    entry = {
+        "kind": "message",
+        "message_id": mid,
+        "occurrence_at": OLD,
+        "channel": "C0123ABCD",
+        "status": entry_status,
+        "worker": GONE,
+        "attempts": 1,
+        "claimed_at": OLD,
+        "lease_expires_at": OLD + timedelta(seconds=300),
+        "slack_ts": "1799000000.000001" if entry_status == "sent" else None,
+        "sent_at": None,
+        "error": None,
+    }
+    db.collection("deliveries").document(message_delivery_id(mid, OLD)).set(entry)
+    ref = db.collection(MESSAGES).document(mid)
+    current = OLD if on == "old" else NEW
+    if message_status == "sending" and on == "new":
+        claim = claim_message(rt, ref.get())
+        assert isinstance(claim, Claim)
+        return mid, claim
+    fields = {"status": message_status, "next_run_at": current}
+    if message_status == "sending":
+        fields["lease"] = {"owner": GONE, "expires_at": OLD + timedelta(seconds=300)}
+        fields["lease"]["occurrence_at"] = OLD
+    elif message_status in ("pending", "recurring") and on == "old":
+        fields["occurrence_at"] = OLD  # a retry pinned to OLD
+    elif message_status in ("failed", "unconfirmed") and on == "new":
+        db.collection("deliveries").document(message_delivery_id(mid, NEW)).set(
+            entry | {"occurrence_at": NEW, "status": message_status}
+        )
+    ref.update(fields)
+    return mid, None
+
+
+@pytest.mark.parametrize(("action", "entry_status", "message_status", "on"), list(table()))
+def test_no_operator_action_posts_twice_or_leaves_an_entry_stuck(
+    rt, db, slack, capsys, action, entry_status, message_status, on
+):
+    mid, in_flight = seed_state(rt, db, entry_status, message_status, on)
+    old = message_delivery_id(mid, OLD)
+    before = (message(db, mid), ledger(db)[old])
+    capsys.readouterr()
+
+    args = ["--ts", SEEN_TS] if action == "mark-delivered" else []
+    code = main([action, old, *args, "--reason", "checked by hand", "--by", "ana"])
+    after = (message(db, mid), ledger(db)[old])
+
+    allowed = entry_status in ("claimed", "unconfirmed", "failed") and on == "old"
+    if not allowed:
+        assert code == 2 and old in capsys.readouterr().err
+        assert after == before  # a refused action writes nothing
+        if in_flight is None:
+            return  # nothing written and nobody sending: no pass can tell a difference
+    if in_flight is not None:
+        finalize(rt, in_flight, send(rt, in_flight))  # the worker in flight records its post
+    rt.clock.advance(timedelta(minutes=10))
+    run_tick(rt)
+    run_tick(rt)
+    posted = Counter(slack.delivery_ids())
+    assert all(count == 1 for count in posted.values()), posted
+    entries = ledger(db)
+    stuck = [i for i, e in entries.items() if i != old and e["status"] in ("claimed", "released")]
+    assert stuck == []
+    if not allowed:
+        return
+    assert code == 0
+    if action == "release":
+        assert posted[old] == 1 and entries[old]["status"] == "sent"
+    else:
+        assert posted[old] == 0 and (entries[old]["status"], entries[old]["slack_ts"]) == (
+            "sent",
+            SEEN_TS,
+        )
+    assert entries[old]["operator"]["by"] == "ana"
+
+
+def test_a_lease_held_for_a_person_is_settled_not_refused_as_live(rt, db, slack):
+    mid = seed_message(db)
+    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
+    # The ledger says unconfirmed while the message still holds the lease: reconciliation
+    # cannot settle that, and holds the lease (its expiry pushed ahead) for a person.
+    db.collection("deliveries").document(claim.delivery_id).update({"status": "unconfirmed"})
+    rt.clock.advance(timedelta(seconds=301))
+    run_tick(rt)
+    assert "held_since" in message(db, mid)["lease"]
+
+    assert main(["mark-delivered", claim.delivery_id, "--ts", SEEN_TS, "--reason", "seen"]) == 0
+
+    assert (message(db, mid)["status"], ledger(db)[claim.delivery_id]["status"]) == ("sent", "sent")
