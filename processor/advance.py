@@ -1,5 +1,6 @@
 """What a message looks like once one of its occurrences is settled (delivered, or skipped
-for good): a one-off is done, a series waits for its next occurrence or is completed."""
+for good): a one-off is done, a series waits for its next occurrence or is completed. A
+series stores its anchor (core.anchor) in the same write, so the next search starts near."""
 
 from __future__ import annotations
 
@@ -19,10 +20,20 @@ def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
     }
     if message.recurrence is None:
         return update | {"status": Status.SENT}
-    # From the series anchor, never from now: a late tick cannot drift the series. If that
+    # From the series' start, never from now: a late tick cannot drift the series. If that
     # occurrence is already past (a repair, a long retry), the next claim's catch-up decides
     # whether it is still sent or recorded as missed (processor/claim.py).
-    following = message.recurrence.next_after(occurrence)
+    anchored = message.reanchored(occurrence)
+    update |= anchor_field(anchored)
+    following = anchored.recurrence.next_after(occurrence) if anchored.recurrence else None
     if following is None:
         return update | {"status": Status.COMPLETED}
     return update | {"status": Status.RECURRING, "next_run_at": following}
+
+
+def anchor_field(message: Message) -> dict[str, Any]:
+    """The stored `anchor` of a series (nothing for a one-off): where its rule restarts."""
+    if message.recurrence is None:
+        return {}
+    anchor = message.recurrence.anchor
+    return {"anchor": firestore.DELETE_FIELD if anchor is None else anchor.to_fields()}

@@ -8,9 +8,12 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta
 
+import pytest
+from dateutil.rrule import rrule, rrulestr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.anchor import Anchor, restart
 from core.schedule import Recurrence, catch_up, to_local, to_utc
 from core.working_days import WorkingDays
 
@@ -182,3 +185,166 @@ def test_a_catch_up_accounts_for_every_due_occurrence_once(
     starts_at = [m.occurrence_at for m in plan.missed]
     assert starts_at == sorted(set(starts_at))
     assert set(starts_at) <= set(due_ones)
+
+
+# Rules over every frequency and rule part dateutil knows, for the anchor: INTERVAL, WKST,
+# BYSETPOS, BYWEEKNO, BYYEARDAY, BYEASTER, nth weekdays, parts left to DTSTART, COUNT, UNTIL.
+# Combinations that can never match (Feb 30, a 2nd of one per week, Easter on a Monday,
+# every 7th day on another weekday) are not drawn: dateutil would search until year 9999.
+WEEKDAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+def _listed(values: st.SearchStrategy[int], most: int) -> st.SearchStrategy[str]:
+    return st.lists(values, min_size=1, max_size=most, unique=True).map(
+        lambda xs: ",".join(map(str, sorted(xs)))
+    )
+
+
+_month_days = st.one_of(st.integers(1, 28), st.integers(-28, -1))
+_weekday_lists = st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=3, unique=True)
+
+
+@st.composite
+def wide_rules(draw: st.DrawFn) -> str:
+    freq = draw(st.sampled_from(["YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY", "MINUTELY"]))
+    parts = {"FREQ": freq}
+    days = draw(st.sampled_from(["dtstart", "month", "weekday", "yearday", "weekno", "easter"]))
+    allowed = {  # sparse choices of days only where a period is cheap to walk
+        "YEARLY": ("month", "weekday", "yearday", "weekno", "easter"),
+        "MONTHLY": ("month", "weekday"),
+        "WEEKLY": ("weekday", "weekno"),
+        "DAILY": ("month", "weekday", "weekno"),
+    }.get(freq, ("weekday",))
+    if days not in allowed:
+        days = "dtstart"
+    if days == "month":
+        parts["BYMONTHDAY"] = draw(_listed(_month_days, 2))
+    if days == "yearday":
+        parts["BYYEARDAY"] = draw(_listed(st.sampled_from([1, 2, 59, 60, 200, 365, -1]), 2))
+    if days == "weekno":
+        parts["BYWEEKNO"] = draw(_listed(st.sampled_from([1, 2, 26, 52, -1, -2]), 2))
+    if days == "easter":
+        parts["BYEASTER"] = str(draw(st.integers(-60, 60)))
+    weekdays = draw(_weekday_lists)
+    if days == "weekday" or (
+        freq in ("YEARLY", "MONTHLY") and days != "easter" and draw(st.booleans())
+    ):
+        if freq in ("YEARLY", "MONTHLY") and days == "weekday" and draw(st.booleans()):
+            nth = draw(st.sampled_from([1, 2, -1, 4]))  # in every month and year
+            parts["BYDAY"] = ",".join(f"{nth:+d}{d}" for d in weekdays)
+        else:
+            parts["BYDAY"] = ",".join(weekdays)
+    sparse = freq in ("YEARLY", "MONTHLY", "WEEKLY")  # one or a few a year is fine to walk
+    if sparse and days in ("dtstart", "month", "weekday") and draw(st.booleans()):
+        parts["BYMONTH"] = draw(_listed(st.integers(1, 12), 3))
+    if freq in ("YEARLY", "MONTHLY", "WEEKLY", "DAILY"):
+        if draw(st.booleans()):
+            parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 3))
+        if draw(st.booleans()):
+            parts["BYMINUTE"] = draw(_listed(st.sampled_from([0, 15, 30, 59]), 2))
+        if draw(st.booleans()):
+            # A second position only where every period has two to choose from.
+            several = "," in parts.get("BYHOUR", "") or (
+                freq == "WEEKLY" and "," in parts.get("BYDAY", "")
+            )
+            positions = [1, -1, 2, -2] if several else [1, -1]
+            parts["BYSETPOS"] = draw(_listed(st.sampled_from(positions), 2))
+    interval = {
+        "YEARLY": st.integers(1, 3),
+        "MONTHLY": st.sampled_from([1, 5, 7]),  # prime to 12: any month comes round
+        "WEEKLY": st.integers(1, 3),
+        "DAILY": st.integers(1, 6),  # prime to 7: any weekday comes round
+        # Prime to the hours and minutes of a week: any hour of any weekday comes round.
+        "HOURLY": st.sampled_from([1, 5, 11]),
+        "MINUTELY": st.sampled_from([1, 11, 13]),
+    }[freq]
+    parts["INTERVAL"] = str(draw(interval))
+    if freq == "HOURLY" and draw(st.booleans()):
+        parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 4))
+    if freq == "MINUTELY":
+        parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 2))  # a day of minutes is slow
+    if draw(st.booleans()):
+        parts["WKST"] = draw(st.sampled_from(WEEKDAYS))
+    if draw(st.booleans()):
+        parts["COUNT"] = str(draw(st.integers(1, 80)))
+    return ";".join(f"{name}={value}" for name, value in parts.items())
+
+
+# Days up to the 28th (a default BYMONTHDAY exists in every month); often near New Year, where
+# weeks cross years.
+wide_starts = st.builds(
+    datetime,
+    st.integers(1995, 2035),
+    st.sampled_from([1, 2, 3, 6, 10, 11, 12, 12]),
+    st.integers(1, 28),
+    st.integers(0, 23),
+    st.sampled_from([0, 0, 15, 30, 59]),
+    st.sampled_from([0, 0, 7]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide_rules(), wide_starts, st.data())
+def test_a_rule_restarted_at_any_of_its_occurrences_yields_the_rest_of_it(body, start, data):
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    horizon = 150
+    walked = list(itertools.islice(rule, horizon))
+    assert walked, f"{body} from {start} has no occurrence"
+    k = data.draw(st.integers(0, len(walked) - 1), label="anchor index")
+
+    restarted, first = restart(rule, Anchor(str(rule), walked[k], k))
+
+    assert first <= k
+    assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]
+    if len(walked) < horizon:  # the series ends (COUNT, or the draw was short): so does it
+        assert list(restarted)[len(walked) - first :] == []
+    # It really restarts: at the anchor, or (WEEKLY) at the start of its week; from DTSTART
+    # only in DTSTART's week.
+    assert first == k or walked[k] - walked[first] < timedelta(days=7)
+    assert restarted is not rule or walked[k] - start < timedelta(days=7)
+
+
+@FAST
+@given(wide_rules(), wide_starts, st.integers(1, 5000))
+def test_an_anchor_that_is_not_an_occurrence_or_of_another_rule_is_not_used(body, start, hours):
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 3))
+    off = start + timedelta(hours=hours, seconds=1)  # no occurrence has a second of 1 or 8
+    assert restart(rule, Anchor(str(rule), off, 5))[0] is rule
+    assert restart(rule, Anchor("RRULE:FREQ=DAILY", walked[-1], len(walked) - 1))[0] is rule
+
+
+@pytest.mark.parametrize(
+    ("body", "start"),
+    [
+        # BYSETPOS in a week that dateutil starts on DTSTART's day (a Wednesday).
+        ("FREQ=WEEKLY;BYDAY=MO,WE,FR;BYSETPOS=2", datetime(2025, 1, 1, 9)),
+        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH,SA;BYSETPOS=2,-1;WKST=SU", datetime(2025, 1, 2, 9)),
+        # Weeks that cross New Year, read with the calendar of the year they start in.
+        ("FREQ=WEEKLY;BYWEEKNO=1,-1;BYDAY=MO,TH,SU;WKST=TH", datetime(2019, 12, 20, 8)),
+        ("FREQ=WEEKLY;BYEASTER=-88", datetime(1999, 12, 1, 8)),
+        (
+            "FREQ=WEEKLY;INTERVAL=3;BYYEARDAY=1,-1,2,-2;BYDAY=MO,TU,WE,TH,FR,SA,SU",
+            datetime(2020, 1, 1),
+        ),
+        ("FREQ=YEARLY;BYWEEKNO=1;BYDAY=MO", datetime(2019, 1, 1, 10)),
+        ("FREQ=YEARLY;INTERVAL=2", datetime(2024, 2, 29, 10)),  # every fourth year
+        ("FREQ=MONTHLY;BYMONTHDAY=31;COUNT=30", datetime(2025, 1, 31, 10)),
+        ("FREQ=MONTHLY;INTERVAL=5;BYDAY=-1FR,1MO;BYSETPOS=1", datetime(2025, 3, 3, 10)),
+        ("FREQ=HOURLY;INTERVAL=10;BYHOUR=1,3,6,7", datetime(2025, 3, 3, 1)),  # 3, 7 unreachable
+        ("FREQ=MINUTELY;INTERVAL=25;BYHOUR=9,10", datetime(2025, 3, 3, 9, 5)),
+        ("FREQ=DAILY;COUNT=40;UNTIL=20250301T000000;BYHOUR=8,20", datetime(2025, 1, 20, 8)),
+    ],
+)
+def test_tricky_rules_restart_at_every_one_of_their_occurrences(body, start):
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 120))
+    for k, local in enumerate(walked):
+        restarted, first = restart(rule, Anchor(str(rule), local, k))
+        # Restarted at the anchor, or at the start of its week; from DTSTART only in its week.
+        assert first == k or walked[k] - walked[first] < timedelta(days=7)
+        assert restarted is not rule or walked[k] - start < timedelta(days=7)
+        assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]

@@ -1,0 +1,172 @@
+"""Restarting a recurrence rule part-way through its series, from a stored anchor, so that
+finding the next occurrence costs the same however old the series is.
+
+dateutil finds occurrences by walking a rule from its DTSTART: a year of a minutely series is
+half a million steps. A rule restarted at one of its own raw occurrences (its local wall
+times, before exdates and working days) yields the same occurrences from there on, because
+dateutil builds each period (year, month, week, day, hour, minute, second) from that period's
+own calendar, steps INTERVAL periods on from the period it starts in, and picks BYSETPOS
+within a whole period before it drops what lies before DTSTART. What makes that hold is kept:
+- what dateutil takes from DTSTART when the rule leaves it out (BYMONTH and BYMONTHDAY of a
+  YEARLY rule, BYMONTHDAY of a MONTHLY one, BYDAY of a WEEKLY one; BYHOUR, BYMINUTE and
+  BYSECOND below their own frequency) is written out from the original DTSTART;
+- COUNT becomes what is left of it (the anchor keeps how many raw occurrences came before
+  it); UNTIL stays as it is;
+- a WEEKLY rule restarts at the start (WKST) of the anchor's week, not at the anchor: dateutil
+  builds its first week from DTSTART's day on, which would shift BYSETPOS, and it reads a week
+  that crosses New Year with the calendar of the year the week starts in. In DTSTART's own
+  week it is not restarted at all.
+An anchor that does not fit its rule (one stored for another rule, or a wall time that is not
+an occurrence of it) is not used: the rule is walked from DTSTART, which is always right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from dateutil.rrule import rrule, rrulestr
+
+_WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+# Parts that choose days: when a rule has none of them, dateutil takes the day from DTSTART.
+_DAY_PARTS = ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY", "BYEASTER")
+_STAMP = "%Y%m%dT%H%M%S"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A raw occurrence of a rule and its position: where the rule can restart."""
+
+    rule: str  # the rule it belongs to, with its DTSTART (`str()` of the dateutil rule)
+    local: datetime  # a raw occurrence of that rule (naive local wall time)
+    index: int  # how many raw occurrences of the rule come before it
+
+    @classmethod
+    def from_fields(cls, value: object) -> Anchor | None:
+        """The stored `anchor` map. None when absent or malformed: an anchor only saves work,
+        so a bad one costs one walk from DTSTART, never a failed message."""
+        if not isinstance(value, Mapping):
+            return None
+        rule, local, index = value.get("rule"), value.get("local"), value.get("index")
+        if not isinstance(rule, str) or not isinstance(local, str):
+            return None
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            return None
+        try:
+            at = datetime.fromisoformat(local)
+        except ValueError:
+            return None
+        if at.tzinfo is not None:
+            return None
+        return cls(rule, at, index)
+
+    def to_fields(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "local": self.local.isoformat(timespec="seconds"),
+            "index": self.index,
+        }
+
+
+def restart(rule: rrule, anchor: Anchor | None) -> tuple[rrule, int]:
+    """A rule that yields exactly `rule`'s raw occurrences from a wall time at or before
+    `anchor.local` on, and how many of `rule`'s occurrences come before its first one.
+    Without an anchor that fits: `rule` itself, from DTSTART (0 before it)."""
+    if anchor is None or anchor.rule != str(rule):
+        return rule, 0
+    try:
+        restarted = _restarted(rule, anchor)
+    except (ValueError, OverflowError):
+        restarted = None
+    return restarted or (rule, 0)
+
+
+def last_at_or_before(rule: rrule, anchor: Anchor | None, bound: datetime) -> Anchor | None:
+    """The last raw occurrence of `rule` at or before the wall time `bound`, as an anchor;
+    walked from `anchor` when it is at or before `bound`, else from DTSTART. None when the
+    rule has no occurrence that early."""
+    if anchor is not None and anchor.local > bound:
+        anchor = None
+    restarted, first = restart(rule, anchor)
+    last: tuple[int, datetime] | None = None
+    for position in enumerate(restarted, first):
+        if position[1] > bound:
+            break
+        last = position
+    return None if last is None else Anchor(str(rule), last[1], last[0])
+
+
+def _restarted(rule: rrule, anchor: Anchor) -> tuple[rrule, int] | None:
+    start, parts = _parts(rule)
+    if start is None:
+        return None
+    at = anchor.local
+    if parts["FREQ"] == "WEEKLY":
+        wkst = _WEEKDAYS.index(parts.get("WKST", "MO"))
+        day = at.date() - timedelta(days=(at.weekday() - wkst) % 7)
+        at = datetime.combine(day, time())
+        if at <= start:
+            return None  # DTSTART's own week: walking from DTSTART is as short
+    explicit = _explicit(parts, start)
+    unbounded = _rebuilt(explicit, at, None)
+    skipped = _position(unbounded, anchor.local)
+    if skipped is None:
+        return None  # not an occurrence of the rule
+    before = anchor.index - skipped  # raw occurrences of `rule` before `at`
+    count = parts.get("COUNT")
+    if count is None:
+        return unbounded, before
+    if before < 0 or int(count) - before <= skipped:
+        return None  # an index that cannot be right
+    return _rebuilt(explicit, at, int(count) - before), before
+
+
+def _parts(rule: rrule) -> tuple[datetime | None, dict[str, str]]:
+    """The rule's DTSTART and its parts, as dateutil writes the rule out (parts it derived
+    from DTSTART are left out). DTSTART None: a year dateutil writes ambiguously (< 1000)."""
+    head, body = str(rule).split("\n")
+    parts = dict(part.split("=", 1) for part in body.removeprefix("RRULE:").split(";"))
+    stamp = head.removeprefix("DTSTART:")
+    if len(stamp) != len("YYYYMMDDTHHMMSS") or len(parts.get("UNTIL", stamp)) != len(stamp):
+        return None, parts
+    return datetime.strptime(stamp, _STAMP), parts
+
+
+def _explicit(parts: dict[str, str], start: datetime) -> dict[str, str]:
+    """`parts` with what dateutil would take from `start` written out."""
+    explicit = {name: value for name, value in parts.items() if name != "COUNT"}
+    freq = parts["FREQ"]
+    if not any(name in parts for name in _DAY_PARTS):
+        if freq == "YEARLY":
+            explicit.setdefault("BYMONTH", str(start.month))
+        if freq in ("YEARLY", "MONTHLY"):
+            explicit["BYMONTHDAY"] = str(start.day)
+        if freq == "WEEKLY":
+            explicit["BYDAY"] = _WEEKDAYS[start.weekday()]
+    if freq not in ("HOURLY", "MINUTELY", "SECONDLY"):
+        explicit.setdefault("BYHOUR", str(start.hour))
+    if freq not in ("MINUTELY", "SECONDLY"):
+        explicit.setdefault("BYMINUTE", str(start.minute))
+    if freq != "SECONDLY":
+        explicit.setdefault("BYSECOND", str(start.second))
+    return explicit
+
+
+def _rebuilt(parts: dict[str, str], dtstart: datetime, count: int | None) -> rrule:
+    body = ";".join(f"{name}={value}" for name, value in parts.items())
+    if count is not None:
+        body += f";COUNT={count}"
+    rebuilt = rrulestr(body, dtstart=dtstart)
+    if not isinstance(rebuilt, rrule):
+        raise ValueError(f"{body!r} is not one rule")
+    return rebuilt
+
+
+def _position(rule: rrule, local: datetime) -> int | None:
+    """How many occurrences of `rule` come before `local`, None if `local` is not one."""
+    for position, occurrence in enumerate(rule):
+        if occurrence >= local:
+            return position if occurrence == local else None
+    return None
