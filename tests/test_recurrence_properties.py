@@ -348,3 +348,43 @@ def test_tricky_rules_restart_at_every_one_of_their_occurrences(body, start):
         assert first == k or walked[k] - walked[first] < timedelta(days=7)
         assert restarted is not rule or walked[k] - start < timedelta(days=7)
         assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]
+
+
+working_days_choices = st.sampled_from(
+    [None, WorkingDays("DE"), WorkingDays("US", policy="next_working_day")]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    zones,
+    st.one_of(st.tuples(rules, starts), st.tuples(wide_rules(), wide_starts)),
+    working_days_choices,
+    st.data(),
+)
+def test_an_anchored_search_finds_exactly_what_the_walk_from_dtstart_finds(
+    tz, rule_and_start, working_days, data
+):
+    body, start = rule_and_start
+    dtstart = start.strftime("%Y-%m-%dT%H:%M:%S")
+    raw = list(itertools.islice(Recurrence.parse(body, dtstart, tz).rule, 200))
+    excluded = data.draw(st.lists(st.sampled_from(raw), max_size=5), label="exdates")
+    exdates = [x.strftime("%Y-%m-%dT%H:%M:%S") for x in excluded]
+    walk = Recurrence.parse(body, dtstart, tz, exdates, working_days)
+    k = data.draw(st.integers(0, len(raw) - 1), label="anchor index")
+    anchored = walk.anchored(Anchor(str(walk.rule), raw[k], k))
+    j = data.draw(st.integers(0, len(raw) - 1), label="asked near")
+    after = to_utc(raw[j], walk.tz) + timedelta(minutes=data.draw(st.integers(-2000, 2000)))
+
+    def next_ones(series: Recurrence, t: datetime) -> list[datetime]:
+        return list(itertools.islice(series.occurrences_after(t), 12))
+
+    expected = next_ones(walk, after)
+    assert next_ones(anchored, after) == expected  # an anchor anywhere, asked anywhere
+    # As the processor goes: anchored for each search, each next one asked after the last.
+    series, t = anchored, after
+    for occurrence in expected:
+        series = series.reanchored(t)
+        assert series.next_after(t) == occurrence
+        t = occurrence
+    assert series.reanchored(t).next_after(t) == walk.next_after(t)
