@@ -35,8 +35,9 @@ _UNTIL_UTC = re.compile(r"UNTIL=(\d{8}T\d{6})Z", re.IGNORECASE)
 # Wall-clock offsets are within +-26h of UTC, so searching from a day earlier in local time
 # never misses an occurrence that is later in UTC.
 _SEARCH_MARGIN = timedelta(days=1)
-# A raw wall time is less than a day from its instant (offsets are within +-24h), so every raw
-# occurrence before an anchor this far before `t` (in UTC terms) happens before `t`.
+# Offsets are within +-24h, so a raw occurrence at a wall time earlier than `t` (read as UTC)
+# minus a day happens before `t`: a search after `t` may start there, and an anchor there or
+# earlier serves it and every later one.
 _ANCHOR_LAG = timedelta(days=1)
 # "At or after t" is "strictly after t minus the smallest step Firestore stores".
 _JUST_BEFORE = timedelta(microseconds=1)
