@@ -26,10 +26,10 @@ NEW_YORK = ZoneInfo("America/New_York")
 def generated(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many raw occurrences dateutil generates (every rule, restarted or not)."""
     counter = {"raw": 0}
-    walk = rrule._iter
+    walk = rrule._iter  # type: ignore[attr-defined]
 
     def counted(self: rrule) -> Iterator[datetime]:
-        for occurrence in walk(self):  # type: ignore[attr-defined]
+        for occurrence in walk(self):
             counter["raw"] += 1
             yield occurrence
 
