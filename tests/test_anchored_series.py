@@ -13,6 +13,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from dateutil.rrule import rrule
 
+from core.anchor import Anchor
+from core.schedule import recurrence_from_fields, to_utc
 from processor.tick import run_tick
 from tests.conftest import T0, call, message, seed_message
 
@@ -139,3 +141,23 @@ def test_an_api_edit_of_the_rule_drops_the_anchor(api, rt, db):
     assert status == 200
     assert "anchor" not in edited
     assert "anchor" not in message(db, created["id"])
+
+
+def test_a_years_old_secondly_series_ends_exactly_at_its_count_from_its_anchor(generated):
+    # 10^8 seconds from 2024 in Berlin: the last is on 2027-03-03, more than three years on.
+    count = 10**8
+    fields = {"rrule": f"FREQ=SECONDLY;COUNT={count}", "dtstart": "2024-01-01T00:00:00"}
+    fields |= {"timezone": "Europe/Berlin"}
+    last_local = datetime(2024, 1, 1) + timedelta(seconds=count - 1)
+    last = to_utc(last_local, ZoneInfo("Europe/Berlin"))
+    plain = recurrence_from_fields(fields)
+    assert plain is not None
+    # As a pass a day earlier stored it: a raw occurrence 26 hours before the last.
+    stored = Anchor(str(plain.rule), last_local - timedelta(hours=26), count - 1 - 26 * 3600)
+    series = recurrence_from_fields(fields | {"anchor": stored.to_fields()})
+    assert series is not None
+    generated["raw"] = 0
+
+    assert series.next_after(last - timedelta(seconds=1)) == last
+    assert series.reanchored(last).next_after(last) is None  # the count is used up exactly
+    assert generated["raw"] <= 3 * 86_400  # a few days of seconds, not three years' 10^8
