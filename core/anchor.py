@@ -18,6 +18,12 @@ within a whole period before it drops what lies before DTSTART. What makes that 
   week it is not restarted at all.
 An anchor that does not fit its rule (one stored for another rule, or a wall time that is not
 an occurrence of it) is not used: the rule is walked from DTSTART, which is always right.
+
+A series without an anchor (a document another service wrote) gets one without walking from
+DTSTART when its rule has no COUNT: the periods dateutil visits are DTSTART's period plus
+multiples of INTERVAL, so a period in phase near the search is computed, and the rule
+restarted at its start. Its anchor then has no index (none is needed without a COUNT). A
+COUNT rule is walked from DTSTART once, to count.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ class Anchor:
 
     rule: str  # the rule it belongs to, with its DTSTART (`str()` of the dateutil rule)
     local: datetime  # a raw occurrence of that rule (naive local wall time)
-    index: int  # how many raw occurrences of the rule come before it
+    index: int | None  # how many raw occurrences come before it; None: not counted (no COUNT)
 
     @classmethod
     def from_fields(cls, value: object) -> Anchor | None:
@@ -52,7 +58,9 @@ class Anchor:
         rule, local, index = value.get("rule"), value.get("local"), value.get("index")
         if not isinstance(rule, str) or not isinstance(local, str):
             return None
-        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            return None
+        if index is not None and index < 0:
             return None
         try:
             at = datetime.fromisoformat(local)
@@ -70,10 +78,10 @@ class Anchor:
         }
 
 
-def restart(rule: rrule, anchor: Anchor | None) -> tuple[rrule, int]:
+def restart(rule: rrule, anchor: Anchor | None) -> tuple[rrule, int | None]:
     """A rule that yields exactly `rule`'s raw occurrences from a wall time at or before
-    `anchor.local` on, and how many of `rule`'s occurrences come before its first one.
-    Without an anchor that fits: `rule` itself, from DTSTART (0 before it)."""
+    `anchor.local` on, and how many of `rule`'s occurrences come before its first one (None:
+    not counted). Without an anchor that fits: `rule` itself, from DTSTART (0 before it)."""
     if anchor is None or anchor.rule != str(rule):
         return rule, 0
     try:
@@ -89,16 +97,80 @@ def last_at_or_before(rule: rrule, anchor: Anchor | None, bound: datetime) -> An
     rule has no occurrence that early."""
     if anchor is not None and anchor.local > bound:
         anchor = None
+    if anchor is None:
+        try:
+            found = _in_phase(rule, bound)
+        except (ValueError, OverflowError):
+            found = None
+        if found is not None:
+            return found
     restarted, first = restart(rule, anchor)
     last: tuple[int, datetime] | None = None
-    for position in enumerate(restarted, first):
+    for position in enumerate(restarted, first or 0):
         if position[1] > bound:
             break
         last = position
-    return None if last is None else Anchor(str(rule), last[1], last[0])
+    if last is None:
+        return None
+    return Anchor(str(rule), last[1], None if first is None else last[0])
 
 
-def _restarted(rule: rrule, anchor: Anchor) -> tuple[rrule, int] | None:
+def _in_phase(rule: rrule, bound: datetime) -> Anchor | None:
+    """The last raw occurrence at or before `bound` of a rule without COUNT, found from a
+    period in phase shortly before `bound` (further back, doubling, while none is found).
+    None: none found after DTSTART's period (then DTSTART is as near)."""
+    start, parts = _parts(rule)
+    if start is None or "COUNT" in parts:
+        return None
+    explicit = _explicit(parts, start)
+    back = 0
+    while (at := _period_start(parts, start, bound, back)) is not None:
+        last = None
+        for local in _rebuilt(explicit, at, None):
+            if local > bound:
+                break
+            last = local
+        if last is not None:
+            return Anchor(str(rule), last, None)
+        back = 2 * back + 1
+    return None
+
+
+_UNITS = {
+    "WEEKLY": timedelta(weeks=1),
+    "DAILY": timedelta(days=1),
+    "HOURLY": timedelta(hours=1),
+    "MINUTELY": timedelta(minutes=1),
+    "SECONDLY": timedelta(seconds=1),
+}
+
+
+def _period_start(
+    parts: dict[str, str], start: datetime, bound: datetime, back: int
+) -> datetime | None:
+    """The start of the period dateutil visits `back` visits before the last one that begins
+    at or before `bound`; None when that is not after DTSTART."""
+    freq, interval = parts["FREQ"], int(parts.get("INTERVAL", "1"))
+    if freq in ("YEARLY", "MONTHLY"):
+        size = 12 if freq == "YEARLY" else 1  # in months
+        origin = (start.year * 12 + start.month - 1) // size
+        steps = ((bound.year * 12 + bound.month - 1) // size - origin) // interval - back
+        month = (origin + steps * interval) * size
+        at = datetime(month // 12, month % 12 + 1, 1)
+    else:
+        unit = _UNITS[freq]
+        if freq == "WEEKLY":
+            wkst = _WEEKDAYS.index(parts.get("WKST", "MO"))
+            first = datetime.combine(start.date(), time())
+            first -= timedelta(days=(start.weekday() - wkst) % 7)
+        else:  # DTSTART's day, hour, minute or second
+            first = start - (start - datetime.min) % unit
+        steps = (bound - first) // (unit * interval) - back
+        at = first + steps * interval * unit
+    return at if at > start else None
+
+
+def _restarted(rule: rrule, anchor: Anchor) -> tuple[rrule, int | None] | None:
     start, parts = _parts(rule)
     if start is None:
         return None
@@ -114,8 +186,10 @@ def _restarted(rule: rrule, anchor: Anchor) -> tuple[rrule, int] | None:
     skipped = _position(unbounded, anchor.local)
     if skipped is None:
         return None  # not an occurrence of the rule
-    before = anchor.index - skipped  # raw occurrences of `rule` before `at`
     count = parts.get("COUNT")
+    if anchor.index is None:
+        return None if count is not None else (unbounded, None)
+    before = anchor.index - skipped  # raw occurrences of `rule` before `at`
     if count is None:
         return unbounded, before
     if before < 0 or int(count) - before <= skipped:

@@ -13,7 +13,7 @@ from dateutil.rrule import rrule, rrulestr
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from core.anchor import Anchor, restart
+from core.anchor import Anchor, last_at_or_before, restart
 from core.schedule import Recurrence, catch_up, to_local, to_utc
 from core.working_days import WorkingDays
 
@@ -311,7 +311,7 @@ def test_a_rule_restarted_at_any_of_its_occurrences_yields_the_rest_of_it(rule_a
 
     restarted, first = restart(rule, Anchor(str(rule), walked[k], k))
 
-    assert first <= k
+    assert first is not None and first <= k  # counted from the anchor's index
     assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]
     if len(walked) < horizon:  # the series ends (COUNT, or the draw was short): so does it
         assert list(restarted)[len(walked) - first :] == []
@@ -319,6 +319,36 @@ def test_a_rule_restarted_at_any_of_its_occurrences_yields_the_rest_of_it(rule_a
     # only in DTSTART's week.
     assert first == k or walked[k] - walked[first] < timedelta(days=7)
     assert restarted is not rule or walked[k] - start < timedelta(days=7)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide_rules_and_starts, st.data())
+def test_the_last_occurrence_before_a_bound_is_found_without_an_anchor(rule_and_start, data):
+    body, start = rule_and_start
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 150))
+    assume(walked)
+    ended = len(walked) < 150  # else the 151st may come before a bound past the 150th
+    latest = walked[-1] + timedelta(days=2) if ended else walked[-1]
+    bound = data.draw(st.datetimes(start - timedelta(days=2), latest))
+
+    found = last_at_or_before(rule, None, bound)
+
+    before = [(i, x) for i, x in enumerate(walked) if x <= bound]
+    if not before:
+        assert found is None
+        return
+    index, local = before[-1]
+    assert found is not None and found.local == local
+    # Counted when the rule has a COUNT to keep (walked from DTSTART), else maybe not at all.
+    assert found.index in (index, None)
+    assert found.index == index or "COUNT" not in body
+    restarted, first = restart(rule, found)
+    assert restarted is not rule or local - start < timedelta(days=7)
+    assert first is None or first <= index
+    tail = itertools.dropwhile(lambda x: x < local, restarted)
+    assert list(itertools.islice(tail, len(walked) - index)) == walked[index:]
 
 
 @FAST
@@ -360,6 +390,7 @@ def test_tricky_rules_restart_at_every_one_of_their_occurrences(body, start):
     walked = list(itertools.islice(rule, 120))
     for k, local in enumerate(walked):
         restarted, first = restart(rule, Anchor(str(rule), local, k))
+        assert first is not None
         # Restarted at the anchor, or at the start of its week; from DTSTART only in its week.
         assert first == k or walked[k] - walked[first] < timedelta(days=7)
         assert restarted is not rule or walked[k] - start < timedelta(days=7)
@@ -388,8 +419,8 @@ def test_an_anchored_search_finds_exactly_what_the_walk_from_dtstart_finds(
     excluded = data.draw(st.lists(st.sampled_from(raw), max_size=5), label="exdates")
     exdates = [x.strftime("%Y-%m-%dT%H:%M:%S") for x in excluded]
     walk = Recurrence.parse(body, dtstart, tz, exdates, working_days)
-    k = data.draw(st.integers(0, len(raw) - 1), label="anchor index")
-    anchored = walk.anchored(Anchor(str(walk.rule), raw[k], k))
+    k = data.draw(st.integers(-1, len(raw) - 1), label="anchor index (-1: none stored)")
+    anchored = walk.anchored(Anchor(str(walk.rule), raw[k], k) if k >= 0 else None)
     j = data.draw(st.integers(0, len(raw) - 1), label="asked near")
     after = to_utc(raw[j], walk.tz) + timedelta(minutes=data.draw(st.integers(-2000, 2000)))
 
