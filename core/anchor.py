@@ -93,8 +93,9 @@ def restart(rule: rrule, anchor: Anchor | None) -> tuple[rrule, int | None]:
 
 def last_at_or_before(rule: rrule, anchor: Anchor | None, bound: datetime) -> Anchor | None:
     """The last raw occurrence of `rule` at or before the wall time `bound`, as an anchor;
-    walked from `anchor` when it is at or before `bound`, else from DTSTART. None when the
-    rule has no occurrence that early."""
+    walked from `anchor` when it is at or before `bound`, else from a period in phase near
+    `bound` (a rule without COUNT) or from DTSTART. None when the rule has no occurrence that
+    early."""
     if anchor is not None and anchor.local > bound:
         anchor = None
     if anchor is None:
@@ -148,8 +149,9 @@ _UNITS = {
 def _period_start(
     parts: dict[str, str], start: datetime, bound: datetime, back: int
 ) -> datetime | None:
-    """The start of the period dateutil visits `back` visits before the last one that begins
-    at or before `bound`; None when that is not after DTSTART."""
+    """The start of a period in phase (DTSTART's period plus a multiple of INTERVAL): `back`
+    such periods before the last one that begins at or before `bound`; None when that is not
+    after DTSTART."""
     freq, interval = parts["FREQ"], int(parts.get("INTERVAL", "1"))
     if freq in ("YEARLY", "MONTHLY"):
         size = 12 if freq == "YEARLY" else 1  # in months
