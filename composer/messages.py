@@ -56,6 +56,8 @@ _NOT_CANCELLABLE = {
     status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
 }
 _REQUIRED = ("channel", "text")
+# What the processor's stored `anchor` (core.anchor) was computed from.
+_RULE_FIELDS = ("rrule", "dtstart", "timezone")
 
 
 def get_message(rt: Runtime, message_id: str) -> dict[str, Any]:
@@ -169,6 +171,8 @@ def _edited(data: dict[str, Any], edit: MessageEdit, now: datetime) -> dict[str,
         # A released retry's pinned occurrence belongs to the old schedule.
         update["occurrence_at"] = firestore.DELETE_FIELD
         update["attempts"] = 0
+    if "anchor" in data and any(merged.get(n) != data.get(n) for n in _RULE_FIELDS):
+        update["anchor"] = firestore.DELETE_FIELD  # it belongs to the old rule
     if (rescheduled or rearm) and status != Status.PAUSED:
         update["status"] = _waiting_status(plan)
     if rearm:

@@ -4,7 +4,7 @@ it, the statuses of messages and ledger entries, and ledger identities."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -137,6 +137,13 @@ class Message:
     @property
     def is_recurring(self) -> bool:
         return self.recurrence is not None
+
+    def reanchored(self, after: datetime) -> Message:
+        """The message with its series anchored for a search after `after` (see
+        Recurrence.reanchored); a one-off as it is."""
+        if self.recurrence is None:
+            return self
+        return replace(self, recurrence=self.recurrence.reanchored(after))
 
     def expired(self, now: datetime) -> bool:
         return self.recurrence is None and self.expires_at is not None and now > self.expires_at

@@ -5,9 +5,11 @@ time, then mapped to UTC with zoneinfo. The mapping uses `fold=0`, which is exac
 policy of RFC 5545 section 3.3.5: a wall time that does not exist (spring-forward gap) is read
 with the offset before the gap (02:30 New York on 2027-03-14 -> 07:30Z), and a wall time that
 happens twice (fall-back) means its first instance (01:30 on 2027-11-07 -> 05:30Z, EDT).
-Every "next" is derived from the series anchor (`dtstart`), never from now or the last send,
+Every "next" is derived from the series' start (`dtstart`), never from now or the last send,
 so a late tick cannot drift a series; "now" only decides which occurrences were missed
-(`catch_up`, the misfire policy) and where a resumed series continues.
+(`catch_up`, the misfire policy) and where a resumed series continues. A stored anchor
+(core.anchor) restarts the rule near its last occurrence with the same phase, so a search
+costs the same however old the series is, with the same answer as the walk from `dtstart`.
 """
 
 from __future__ import annotations
@@ -16,21 +18,27 @@ import heapq
 import itertools
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import rrule
 
+from core.anchor import Anchor, in_phase, last_at_or_before, restart
 from core.errors import DocumentError
 from core.rules import MAX_EXDATES, evaluate, parse_rule
 from core.working_days import MAX_SHIFT, NEXT_WORKING_DAY, WorkingDays
 
 _LOCAL_FORMATS = ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M")
-# Wall-clock offsets are within +-26h of UTC, so searching from a day earlier in local time
-# never misses an occurrence that is later in UTC.
-_SEARCH_MARGIN = timedelta(days=1)
+# A search after `t` starts at `t`'s wall time less the clock's forward jump (a DST gap, a
+# zone moving east) in the day before `t`: a wall time skipped by that jump happens, read with
+# the offset before it, up to the jump's size after the jump; any earlier wall time happened
+# before `t`. (No zone has jumped by more than a day, nor twice within one.)
+_JUMP_WINDOW = (timedelta(hours=12), timedelta(days=1))
+# Where an anchor may lie: at most `t` read with the least offset the zone has from a day
+# before `t` through the coming year, so it is at or before every later search's start.
+_ANCHOR_OFFSETS = tuple(timedelta(days=d) for d in (-1, -0.5, 0, 91, 182, 273))
 # "At or after t" is "strictly after t minus the smallest step Firestore stores".
 _JUST_BEFORE = timedelta(microseconds=1)
 # A series limited to working days whose rule lands on none for this long (or this many
@@ -81,6 +89,8 @@ class Recurrence:
     tz: ZoneInfo
     exdates: frozenset[datetime]
     working_days: WorkingDays | None = None
+    # Where the rule restarts instead of at dtstart (core.anchor); None: from dtstart.
+    anchor: Anchor | None = None
 
     @classmethod
     def parse(
@@ -109,11 +119,10 @@ class Recurrence:
     def occurrences_after(self, after: datetime) -> Iterator[datetime]:
         """UTC occurrences strictly after `after`, increasing, never two at one instant
         (two wall times can map to one instant around a gap, or by a working-day shift)."""
-        margin = _SEARCH_MARGIN
-        if self.working_days is not None and self.working_days.policy == NEXT_WORKING_DAY:
-            margin += MAX_SHIFT  # an earlier occurrence may have been moved past `after`
         try:
-            start = to_local(after, self.tz) - margin
+            offset = self._offset(after)
+            jump = offset - min([offset, *(self._offset(after - d) for d in _JUMP_WINDOW)])
+            start = to_local(after, self.tz) - jump - self._shift()
         except OverflowError:
             start = datetime.min
         return (instant for instant in self._instants(start) if instant > after)
@@ -123,6 +132,53 @@ class Recurrence:
 
     def first(self) -> datetime | None:
         return next(self._instants(datetime.min), None)
+
+    def anchored(self, anchor: Anchor | None) -> Recurrence:
+        """This series restarting from `anchor` (a stored one: one of another rule is not
+        used, see core.anchor)."""
+        return replace(self, anchor=anchor)
+
+    def reanchored(self, after: datetime) -> Recurrence:
+        """This series anchored at its last raw occurrence that serves a search after `after`
+        and every later one, walked from the current anchor (or once from dtstart). Stored with
+        the series, it keeps the next search's work independent of the series' age."""
+        bound = self._anchor_bound(after)
+        if bound is None:
+            return self
+        return replace(self, anchor=last_at_or_before(self.rule, self.anchor, bound))
+
+    def _anchor_bound(self, after: datetime) -> datetime | None:
+        """The latest an anchor for a search after `after` may be: at or before the start of
+        that search and of every later one (a wall time `after` cannot fall back behind). It
+        only grows with `after`. None near year 1 or 9999."""
+        try:
+            least = min(self._offset(after + d) for d in _ANCHOR_OFFSETS)
+            return after.astimezone(UTC).replace(tzinfo=None) + least - self._shift()
+        except OverflowError:
+            return None
+
+    def _offset(self, at: datetime) -> timedelta:
+        """The zone's UTC offset at the instant `at`."""
+        return at.astimezone(self.tz).utcoffset() or timedelta(0)
+
+    def _shift(self) -> timedelta:
+        """How much later than its rule's wall time an occurrence may happen."""
+        if self.working_days is not None and self.working_days.policy == NEXT_WORKING_DAY:
+            return MAX_SHIFT  # an earlier occurrence may have been moved past `after`
+        return timedelta(0)
+
+    def _raw(self, start: datetime) -> Iterator[datetime]:
+        """The rule's raw wall times from `start` on, restarted at the anchor when it is at or
+        before `start` (without one, at an occurrence in phase near `start` when the rule has
+        no COUNT), within one evaluation's budget (core.rules.evaluate: what is passed over
+        before `start` counts too)."""
+        usable = self.anchor if self.anchor is not None and self.anchor.local <= start else None
+        if usable is None:
+            try:
+                usable = in_phase(self.rule, start)
+            except (ValueError, OverflowError):  # before dtstart, or near year 1 or 9999
+                usable = None
+        return (local for local in evaluate(restart(self.rule, usable)[0]) if local >= start)
 
     def _instants(self, start: datetime) -> Iterator[datetime]:
         """Every UTC occurrence of the rule from local wall time `start` on, in order.
@@ -136,8 +192,8 @@ class Recurrence:
         pending: list[datetime] = []
         last: datetime | None = None
         dropped, dropped_since = 0, None
-        for local in evaluate(self.rule):
-            if local < start or local in self.exdates:
+        for local in self._raw(start):
+            if local in self.exdates:
                 continue
             try:
                 placed = self._place(local)
@@ -206,7 +262,8 @@ def recurrence_from_fields(data: Mapping[str, Any]) -> Recurrence | None:
         raise DocumentError(
             "invalid_on_non_working_day", "on_non_working_day needs working_days to apply to"
         )
-    return Recurrence.parse(body, dtstart, timezone, exdates, working_days)
+    recurrence = Recurrence.parse(body, dtstart, timezone, exdates, working_days)
+    return recurrence.anchored(Anchor.from_fields(data.get("anchor")))
 
 
 def resume_next_run_at(recurrence: Recurrence, now: datetime) -> datetime | None:

@@ -35,7 +35,7 @@ from core.models import LedgerStatus, Message, Status, check_instant, message_de
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
-from processor.advance import after_occurrence
+from processor.advance import after_occurrence, anchor_field
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
 from processor.ledger_entries import existing_ids, new_ledger_entry
@@ -101,12 +101,17 @@ def claim_message(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> 
     if message.expired(now):
         return _expire(rt, snap, message, occurrence, now)
     missed: list[Record] = []
-    if message.recurrence is not None and data.get("occurrence_at") is None:
-        # (A released retry keeps its occurrence: it was due in time, and is not a misfire.)
-        try:  # evaluating the rule is bounded by work, and fails the document past it
+    try:  # evaluating the rule is bounded by work, and fails the document past it
+        # The search restarts near the due occurrence; the claim stores where (and the
+        # finalize goes on from there).
+        message = message.reanchored(occurrence)
+        plan = None
+        if message.recurrence is not None and data.get("occurrence_at") is None:
+            # (A released retry keeps its occurrence: it was due in time, not a misfire.)
             plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
-        except DocumentError as exc:
-            return reject_document(rt, snap, exc, now)
+    except DocumentError as exc:
+        return reject_document(rt, snap, exc, now)
+    if plan is not None:
         missed = missed_records(rt, message, plan, now)
         if plan.send is None:
             return skip_missed(rt, snap, message, plan, missed, now)
@@ -139,7 +144,9 @@ def _claim(
         batch = rt.db.batch()
         batch.update(
             snap.reference,
-            _claimed_message(rt.worker_id, expires_at, occurrence, 1, now) | counted(missed),
+            _claimed_message(rt.worker_id, expires_at, occurrence, 1, now)
+            | counted(missed)
+            | anchor_field(message),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
         batch.create(
@@ -276,7 +283,9 @@ def _claim_existing(
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now) | counted(missed),
+        _claimed_message(rt.worker_id, expires_at, occurrence, attempts, now)
+        | counted(missed)
+        | anchor_field(message),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     batch.update(

@@ -8,12 +8,18 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from dateutil.rrule import rrule, rrulestr
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from core.anchor import Anchor, last_at_or_before, restart
 from core.errors import DocumentError
 from core.schedule import Recurrence, catch_up, to_local, to_utc
 from core.working_days import WorkingDays
+
+# Rules may carry both COUNT and UNTIL, which dateutil accepts with a DeprecationWarning.
+pytestmark = pytest.mark.filterwarnings("ignore:Using both 'count' and 'until'")
 
 # Zones with DST, 30-minute shifts, abolished or changed rules, southern-hemisphere DST, and
 # any other zone the tz database has.
@@ -190,3 +196,255 @@ def test_a_catch_up_accounts_for_every_due_occurrence_once(
     starts_at = [m.occurrence_at for m in plan.missed]
     assert starts_at == sorted(set(starts_at))
     assert set(starts_at) <= set(due_ones)
+
+
+# Rules over every frequency and rule part dateutil knows, for the anchor: INTERVAL, WKST,
+# BYSETPOS, BYWEEKNO, BYYEARDAY, BYEASTER, nth weekdays, parts left to DTSTART, COUNT, UNTIL.
+# Combinations that can never match (Feb 30, a 2nd of one per week, Easter on a Monday,
+# every 7th day on another weekday) are not drawn: dateutil would search until year 9999.
+WEEKDAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+
+
+def _listed(values: st.SearchStrategy[int], most: int) -> st.SearchStrategy[str]:
+    return st.lists(values, min_size=1, max_size=most, unique=True).map(
+        lambda xs: ",".join(map(str, sorted(xs)))
+    )
+
+
+_month_days = st.one_of(st.integers(1, 28), st.integers(-28, -1))
+_weekday_lists = st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=3, unique=True)
+
+
+@st.composite
+def wide_rules(draw: st.DrawFn) -> str:
+    freq = draw(st.sampled_from(["YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY", "MINUTELY"]))
+    parts = {"FREQ": freq}
+    days = draw(st.sampled_from(["dtstart", "month", "weekday", "yearday", "weekno", "easter"]))
+    allowed = {  # sparse choices of days only where a period is cheap to walk
+        "YEARLY": ("month", "weekday", "yearday", "weekno", "easter"),
+        "MONTHLY": ("month", "weekday"),
+        "WEEKLY": ("weekday", "weekno"),
+        "DAILY": ("month", "weekday", "weekno"),
+    }.get(freq, ("weekday",))
+    if days not in allowed:
+        days = "dtstart"
+    if days == "month":
+        parts["BYMONTHDAY"] = draw(_listed(_month_days, 2))
+    if days == "yearday":
+        parts["BYYEARDAY"] = draw(_listed(st.sampled_from([1, 2, 59, 60, 200, 365, -1]), 2))
+    if days == "weekno":
+        parts["BYWEEKNO"] = draw(_listed(st.sampled_from([1, 2, 26, 52, -1, -2]), 2))
+    if days == "easter":
+        parts["BYEASTER"] = str(draw(st.integers(-60, 60)))
+    weekdays = draw(_weekday_lists)
+    if days == "weekday" or (
+        freq in ("YEARLY", "MONTHLY") and days != "easter" and draw(st.booleans())
+    ):
+        if freq in ("YEARLY", "MONTHLY") and days == "weekday" and draw(st.booleans()):
+            nth = draw(st.sampled_from([1, 2, -1, 4]))  # in every month and year
+            parts["BYDAY"] = ",".join(f"{nth:+d}{d}" for d in weekdays)
+        else:
+            parts["BYDAY"] = ",".join(weekdays)
+    sparse = freq in ("YEARLY", "MONTHLY", "WEEKLY")  # one or a few a year is fine to walk
+    if sparse and days in ("dtstart", "month", "weekday") and draw(st.booleans()):
+        parts["BYMONTH"] = draw(_listed(st.integers(1, 12), 3))
+    if freq in ("YEARLY", "MONTHLY", "WEEKLY", "DAILY"):
+        if draw(st.booleans()):
+            parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 3))
+        if draw(st.booleans()):
+            parts["BYMINUTE"] = draw(_listed(st.sampled_from([0, 15, 30, 59]), 2))
+        if draw(st.booleans()):
+            # A second position only where every period has two to choose from.
+            several = "," in parts.get("BYHOUR", "") or (
+                freq == "WEEKLY" and "," in parts.get("BYDAY", "")
+            )
+            positions = [1, -1, 2, -2] if several else [1, -1]
+            parts["BYSETPOS"] = draw(_listed(st.sampled_from(positions), 2))
+    interval = {
+        "YEARLY": st.integers(1, 3),
+        "MONTHLY": st.sampled_from([1, 5, 7]),  # prime to 12: any month comes round
+        "WEEKLY": st.integers(1, 3),
+        "DAILY": st.integers(1, 6),  # prime to 7: any weekday comes round
+        # Prime to the hours and minutes of a week: any hour of any weekday comes round.
+        "HOURLY": st.sampled_from([1, 5, 11]),
+        "MINUTELY": st.sampled_from([1, 11, 13]),
+    }[freq]
+    parts["INTERVAL"] = str(draw(interval))
+    if freq == "HOURLY" and draw(st.booleans()):
+        parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 4))
+    if freq == "MINUTELY":
+        parts["BYHOUR"] = draw(_listed(st.integers(0, 23), 2))  # a day of minutes is slow
+    if draw(st.booleans()):
+        parts["WKST"] = draw(st.sampled_from(WEEKDAYS))
+    if draw(st.booleans()):
+        parts["COUNT"] = str(draw(st.integers(1, 80)))
+    return ";".join(f"{name}={value}" for name, value in parts.items())
+
+
+# Days up to the 28th (a default BYMONTHDAY exists in every month); often near New Year, where
+# weeks cross years.
+wide_starts = st.builds(
+    datetime,
+    st.integers(1995, 2035),
+    st.sampled_from([1, 2, 3, 6, 10, 11, 12, 12]),
+    st.integers(1, 28),
+    st.integers(0, 23),
+    st.sampled_from([0, 0, 15, 30, 59]),
+    st.sampled_from([0, 0, 7]),
+)
+
+
+def _until(body: str, start: datetime, days: int | None) -> tuple[str, datetime]:
+    if days is None:
+        return body, start
+    return f"{body};UNTIL={(start + timedelta(days=days)):%Y%m%dT%H%M%S}", start
+
+
+# A wide rule, its start, and sometimes an UNTIL (in local time) some days after the start.
+wide_rules_and_starts = st.builds(
+    _until, wide_rules(), wide_starts, st.one_of(st.none(), st.integers(0, 3000))
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide_rules_and_starts, st.data())
+def test_a_rule_restarted_at_any_of_its_occurrences_yields_the_rest_of_it(rule_and_start, data):
+    body, start = rule_and_start
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    horizon = 150
+    walked = list(itertools.islice(rule, horizon))
+    assume(walked)  # an UNTIL before the first occurrence
+    k = data.draw(st.integers(0, len(walked) - 1), label="anchor index")
+
+    restarted, first = restart(rule, Anchor(str(rule), walked[k], k))
+
+    assert first is not None and first <= k  # counted from the anchor's index
+    assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]
+    if len(walked) < horizon:  # the series ends (COUNT, or the draw was short): so does it
+        assert list(restarted)[len(walked) - first :] == []
+    # It really restarts: at the anchor, or (WEEKLY) at the start of its week; from DTSTART
+    # only in DTSTART's week.
+    assert first == k or walked[k] - walked[first] < timedelta(days=7)
+    assert restarted is not rule or walked[k] - start < timedelta(days=7)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide_rules_and_starts, st.data())
+def test_the_last_occurrence_before_a_bound_is_found_without_an_anchor(rule_and_start, data):
+    body, start = rule_and_start
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 150))
+    assume(walked)
+    ended = len(walked) < 150  # else the 151st may come before a bound past the 150th
+    latest = walked[-1] + timedelta(days=2) if ended else walked[-1]
+    bound = data.draw(st.datetimes(start - timedelta(days=2), latest))
+
+    found = last_at_or_before(rule, None, bound)
+
+    before = [(i, x) for i, x in enumerate(walked) if x <= bound]
+    if not before:
+        assert found is None
+        return
+    index, local = before[-1]
+    assert found is not None and found.local == local
+    # Counted when the rule has a COUNT to keep (walked from DTSTART), else maybe not at all.
+    assert found.index in (index, None)
+    assert found.index == index or "COUNT" not in body
+    restarted, first = restart(rule, found)
+    assert restarted is not rule or local - start < timedelta(days=7)
+    assert first is None or first <= index
+    tail = itertools.dropwhile(lambda x: x < local, restarted)
+    assert list(itertools.islice(tail, len(walked) - index)) == walked[index:]
+
+
+@FAST
+@given(wide_rules(), wide_starts, st.integers(1, 5000))
+def test_an_anchor_that_is_not_an_occurrence_or_of_another_rule_is_not_used(body, start, hours):
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 3))
+    off = start + timedelta(hours=hours, seconds=1)  # no occurrence has a second of 1 or 8
+    assert restart(rule, Anchor(str(rule), off, 5))[0] is rule
+    assert restart(rule, Anchor("RRULE:FREQ=DAILY", walked[-1], len(walked) - 1))[0] is rule
+
+
+@pytest.mark.parametrize(
+    ("body", "start"),
+    [
+        # BYSETPOS in a week that dateutil starts on DTSTART's day (a Wednesday).
+        ("FREQ=WEEKLY;BYDAY=MO,WE,FR;BYSETPOS=2", datetime(2025, 1, 1, 9)),
+        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH,SA;BYSETPOS=2,-1;WKST=SU", datetime(2025, 1, 2, 9)),
+        # Weeks that cross New Year, read with the calendar of the year they start in.
+        ("FREQ=WEEKLY;BYWEEKNO=1,-1;BYDAY=MO,TH,SU;WKST=TH", datetime(2019, 12, 20, 8)),
+        ("FREQ=WEEKLY;BYEASTER=-88", datetime(1999, 12, 1, 8)),
+        (
+            "FREQ=WEEKLY;INTERVAL=3;BYYEARDAY=1,-1,2,-2;BYDAY=MO,TU,WE,TH,FR,SA,SU",
+            datetime(2020, 1, 1),
+        ),
+        ("FREQ=YEARLY;BYWEEKNO=1;BYDAY=MO", datetime(2019, 1, 1, 10)),
+        ("FREQ=YEARLY;INTERVAL=2", datetime(2024, 2, 29, 10)),  # every fourth year
+        ("FREQ=MONTHLY;BYMONTHDAY=31;COUNT=30", datetime(2025, 1, 31, 10)),
+        ("FREQ=MONTHLY;INTERVAL=5;BYDAY=-1FR,1MO;BYSETPOS=1", datetime(2025, 3, 3, 10)),
+        ("FREQ=HOURLY;INTERVAL=10;BYHOUR=1,3,6,7", datetime(2025, 3, 3, 1)),  # 3, 7 unreachable
+        ("FREQ=MINUTELY;INTERVAL=25;BYHOUR=9,10", datetime(2025, 3, 3, 9, 5)),
+        ("FREQ=DAILY;COUNT=40;UNTIL=20250301T000000;BYHOUR=8,20", datetime(2025, 1, 20, 8)),
+    ],
+)
+def test_tricky_rules_restart_at_every_one_of_their_occurrences(body, start):
+    rule = rrulestr(body, dtstart=start)
+    assert isinstance(rule, rrule)
+    walked = list(itertools.islice(rule, 120))
+    for k, local in enumerate(walked):
+        restarted, first = restart(rule, Anchor(str(rule), local, k))
+        assert first is not None
+        # Restarted at the anchor, or at the start of its week; from DTSTART only in its week.
+        assert first == k or walked[k] - walked[first] < timedelta(days=7)
+        assert restarted is not rule or walked[k] - start < timedelta(days=7)
+        assert list(itertools.islice(restarted, len(walked) - first)) == walked[first:]
+
+
+working_days_choices = st.sampled_from(
+    [None, WorkingDays("DE"), WorkingDays("US", policy="next_working_day")]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    zones,
+    st.one_of(st.tuples(rules, starts), wide_rules_and_starts),
+    working_days_choices,
+    st.data(),
+)
+def test_an_anchored_search_finds_exactly_what_the_walk_from_dtstart_finds(
+    tz, rule_and_start, working_days, data
+):
+    body, start = rule_and_start
+    dtstart = start.strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        raw = list(itertools.islice(Recurrence.parse(body, dtstart, tz).rule, 200))
+        excluded = data.draw(st.lists(st.sampled_from(raw), max_size=5), label="exdates")
+        exdates = [x.strftime("%Y-%m-%dT%H:%M:%S") for x in excluded]
+        walk = Recurrence.parse(body, dtstart, tz, exdates, working_days)
+    except DocumentError:
+        # Refused (COUNT with UNTIL, no occurrence at all, or none on a working day): there
+        # is no series to search.
+        assume(False)
+    k = data.draw(st.integers(-1, len(raw) - 1), label="anchor index (-1: none stored)")
+    anchored = walk.anchored(Anchor(str(walk.rule), raw[k], k) if k >= 0 else None)
+    j = data.draw(st.integers(0, len(raw) - 1), label="asked near")
+    after = to_utc(raw[j], walk.tz) + timedelta(minutes=data.draw(st.integers(-2000, 2000)))
+
+    def next_ones(series: Recurrence, t: datetime) -> list[datetime]:
+        return list(itertools.islice(series.occurrences_after(t), 12))
+
+    expected = next_ones(walk, after)
+    assert next_ones(anchored, after) == expected  # an anchor anywhere, asked anywhere
+    # As the processor goes: anchored for each search, each next one asked after the last.
+    series, t = anchored, after
+    for occurrence in expected:
+        series = series.reanchored(t)
+        assert series.next_after(t) == occurrence
+        t = occurrence
+    assert series.reanchored(t).next_after(t) == walk.next_after(t)
