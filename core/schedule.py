@@ -45,6 +45,8 @@ _JUST_BEFORE = timedelta(microseconds=1)
 # occurrences in a row) yields nothing more: it is exhausted, not searched forever.
 _MAX_DROPPED = 100_000
 _MAX_DROPPED_SPAN = timedelta(days=3653)
+# Occurrences one evaluation of a catch-up walks before it restarts from an anchor there.
+_WALK_CHUNK = 10_000
 # Ledger entries one claim writes for missed occurrences (Firestore batches hold 500 writes).
 MAX_MISSED_ENTRIES = 50
 
@@ -333,7 +335,7 @@ def catch_up(
         raise ValueError(f"max_entries must be at least 2, got {max_entries}")
     recent: deque[datetime] = deque(maxlen=max_entries + 1)  # the newest may be sent
     total = 0
-    for instant in itertools.chain([due], recurrence.occurrences_after(due)):
+    for instant in itertools.chain([due], _walk(recurrence, due)):
         if instant > now:
             break
         recent.append(instant)
@@ -352,3 +354,20 @@ def catch_up(
     before = list(recent)[-max_entries]  # the newest occurrence the summary stands for
     summary = Missed(due, summarised, before)
     return CatchUp(send, (summary, *(Missed(i) for i in individual)), total, latest)
+
+
+def _walk(recurrence: Recurrence, after: datetime) -> Iterator[datetime]:
+    """The occurrences after `after`, as `occurrences_after` yields them, in evaluations of
+    at most _WALK_CHUNK occurrences each, re-anchored at the last one: every evaluation stays
+    within the rule's budget however long the walk (a minutely series down for a month)."""
+    while True:
+        series = recurrence.reanchored(after)
+        walked = 0
+        for instant in series.occurrences_after(after):
+            yield instant
+            after, walked = instant, walked + 1
+            if walked == _WALK_CHUNK:
+                break
+        else:
+            return  # the series is over
+        recurrence = series

@@ -6,36 +6,40 @@ stand-in and the API."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from dateutil.rrule import rrule
 
+import core.anchor
+import core.schedule
 from core.anchor import Anchor
-from core.schedule import recurrence_from_fields, to_utc
+from core.rules import evaluate
+from core.schedule import catch_up, recurrence_from_fields, to_utc
 from processor.tick import run_tick
 from tests.conftest import T0, call, message, seed_message
 
-# A day of a minutely series, plus as much again: what one search may generate, however old
-# the series (a search starts a day before its instant in UTC, see core.schedule).
+# A day of a minutely series, plus as much again: more than one search may generate, however
+# old the series (a search starts at most the zone's DST difference before its instant).
 SEARCH_WORK = 2 * 24 * 60
 NEW_YORK = ZoneInfo("America/New_York")
 
 
 @pytest.fixture
 def generated(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How many raw occurrences dateutil generates (every rule, restarted or not)."""
+    """How many raw occurrences dateutil generates, through every evaluation of a rule
+    (core.rules.evaluate, as core.schedule and core.anchor call it), restarted or not."""
     counter = {"raw": 0}
-    walk = rrule._iter  # type: ignore[attr-defined]
 
-    def counted(self: rrule) -> Iterator[datetime]:
-        for occurrence in walk(self):
+    def counted(rule: rrule) -> Iterator[datetime]:
+        for occurrence in evaluate(rule):
             counter["raw"] += 1
             yield occurrence
 
-    monkeypatch.setattr(rrule, "_iter", counted)
+    monkeypatch.setattr(core.schedule, "evaluate", counted)
+    monkeypatch.setattr(core.anchor, "evaluate", counted)
     return counter
 
 
@@ -158,3 +162,23 @@ def test_a_years_old_secondly_series_ends_exactly_at_its_count_from_its_anchor(g
     assert series.next_after(last - timedelta(seconds=1)) == last
     assert series.reanchored(last).next_after(last) is None  # the count is used up exactly
     assert generated["raw"] <= 6 * 3600  # hours of seconds, not three years' 10^8
+
+
+def test_a_month_long_catch_up_accounts_for_every_missed_occurrence(generated):
+    # Down 40 days: 57,600 minutes, more than one evaluation of the rule may walk (its budget
+    # counts a period and an instant per minute), walked in re-anchored pieces instead.
+    series = recurrence_from_fields(
+        {"rrule": "FREQ=MINUTELY", "dtstart": "2026-01-01T00:00", "timezone": "UTC"}
+    )
+    assert series is not None
+    due = datetime(2026, 6, 1, tzinfo=UTC)
+    now = due + timedelta(days=40)
+
+    plan = catch_up(series.reanchored(due), due, now, grace_seconds=3600)
+
+    assert plan.send == now
+    assert plan.latest == now
+    assert plan.missed_total == 40 * 24 * 60  # every minute from `due` up to `now`
+    # Each piece is walked twice (to re-anchor at its start, then searched): linear in the
+    # outage, not in the series' age, and no evaluation past the budget.
+    assert 40 * 24 * 60 <= generated["raw"] <= 2 * 40 * 24 * 60 + 4 * SEARCH_WORK
