@@ -36,12 +36,21 @@ from typing import Any
 
 from dateutil.rrule import rrule, rrulestr
 
+from core.errors import DocumentError
 from core.rules import evaluate
 
 _WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 # Parts that choose days: when a rule has none of them, dateutil takes the day from DTSTART.
 _DAY_PARTS = ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY", "BYEASTER")
 _STAMP = "%Y%m%dT%H%M%S"
+# A stored anchor this close to where a search starts is walked from; a farther one is
+# replaced by a period in phase near the search (a rule without COUNT), which needs no walk.
+NEAR = timedelta(days=2)
+# Occurrences one evaluation walks before the walk restarts from an anchor there, and the
+# most one walk takes in all (a minutely series' two years): past that the rule is refused
+# like one past its budget, never walked for minutes.
+WALK_CHUNK = 20_000
+MAX_WALK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -96,27 +105,46 @@ def restart(rule: rrule, anchor: Anchor | None) -> tuple[rrule, int | None]:
 
 def last_at_or_before(rule: rrule, anchor: Anchor | None, bound: datetime) -> Anchor | None:
     """The last raw occurrence of `rule` at or before the wall time `bound`, as an anchor;
-    walked from `anchor` when it is at or before `bound`, else from a period in phase near
-    `bound` (a rule without COUNT) or from DTSTART. None when the rule has no occurrence that
+    walked from `anchor` when it is at or before `bound` and near it, else from a period in
+    phase near `bound` (a rule without COUNT), else from `anchor` or DTSTART. A long walk goes
+    in pieces of WALK_CHUNK occurrences, each restarted where the last ended, so every
+    evaluation stays within the rule's budget. None when the rule has no occurrence that
     early."""
     if anchor is not None and anchor.local > bound:
         anchor = None
-    if anchor is None:
+    if anchor is None or bound - anchor.local > NEAR:
         try:
             found = in_phase(rule, bound)
         except (ValueError, OverflowError):
             found = None
         if found is not None:
             return found
-    restarted, first = restart(rule, anchor)
-    last: tuple[int, datetime] | None = None
-    for position in enumerate(evaluate(restarted), first or 0):
-        if position[1] > bound:
-            break
-        last = position
-    if last is None:
-        return None
-    return Anchor(str(rule), last[1], None if first is None else last[0])
+    for _ in range(MAX_WALK // WALK_CHUNK):
+        restarted, first = restart(rule, anchor)
+        last: tuple[int, datetime] | None = None
+        full = False
+        for walked, position in enumerate(enumerate(evaluate(restarted), first or 0), 1):
+            if position[1] > bound:
+                break
+            last = position
+            if walked == WALK_CHUNK:
+                full = True
+                break
+        if last is None:
+            return None
+        found = Anchor(str(rule), last[1], None if first is None else last[0])
+        if not full or (anchor is not None and found.local <= anchor.local):
+            return found  # at `bound`, or a piece that cannot move on (then one walk)
+        anchor = found
+    raise too_long(rule)
+
+
+def too_long(rule: rrule) -> DocumentError:
+    return DocumentError(
+        "invalid_rrule",
+        f"rrule {str(rule)!r} needs a walk of more than {MAX_WALK} occurrences (a COUNT series"
+        " without a stored anchor, or a catch-up over a long outage)",
+    )
 
 
 def in_phase(rule: rrule, bound: datetime) -> Anchor | None:

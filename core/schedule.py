@@ -14,6 +14,7 @@ costs the same however old the series is, with the same answer as the walk from 
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 from collections import deque
@@ -25,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateutil.rrule import rrule
 
-from core.anchor import Anchor, in_phase, last_at_or_before, restart
+from core.anchor import MAX_WALK, Anchor, last_at_or_before, restart, too_long
 from core.errors import DocumentError
 from core.rules import MAX_EXDATES, evaluate, parse_rule
 from core.working_days import MAX_SHIFT, NEXT_WORKING_DAY, WorkingDays
@@ -170,16 +171,12 @@ class Recurrence:
         return timedelta(0)
 
     def _raw(self, start: datetime) -> Iterator[datetime]:
-        """The rule's raw wall times from `start` on, restarted at the anchor when it is at or
-        before `start` (without one, at an occurrence in phase near `start` when the rule has
-        no COUNT), within one evaluation's budget (core.rules.evaluate: what is passed over
-        before `start` counts too)."""
+        """The rule's raw wall times from `start` on, restarted at its last raw occurrence at or
+        before `start` (found from the stored anchor, or in phase, see core.anchor), within one
+        evaluation's budget (core.rules.evaluate: what is passed over counts too)."""
         usable = self.anchor if self.anchor is not None and self.anchor.local <= start else None
-        if usable is None:
-            try:
-                usable = in_phase(self.rule, start)
-            except (ValueError, OverflowError):  # before dtstart, or near year 1 or 9999
-                usable = None
+        with contextlib.suppress(ValueError, OverflowError):  # near year 1 or 9999
+            usable = last_at_or_before(self.rule, usable, start) or usable
         return (local for local in evaluate(restart(self.rule, usable)[0]) if local >= start)
 
     def _instants(self, start: datetime) -> Iterator[datetime]:
@@ -359,8 +356,9 @@ def catch_up(
 def _walk(recurrence: Recurrence, after: datetime) -> Iterator[datetime]:
     """The occurrences after `after`, as `occurrences_after` yields them, in evaluations of
     at most _WALK_CHUNK occurrences each, re-anchored at the last one: every evaluation stays
-    within the rule's budget however long the walk (a minutely series down for a month)."""
-    while True:
+    within the rule's budget however long the walk (a minutely series down for a month), and
+    the walk ends in DocumentError past core.anchor.MAX_WALK occurrences in all."""
+    for _ in range(MAX_WALK // _WALK_CHUNK):
         series = recurrence.reanchored(after)
         walked = 0
         for instant in series.occurrences_after(after):
@@ -371,3 +369,4 @@ def _walk(recurrence: Recurrence, after: datetime) -> Iterator[datetime]:
         else:
             return  # the series is over
         recurrence = series
+    raise too_long(recurrence.rule)

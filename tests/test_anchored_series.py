@@ -182,3 +182,20 @@ def test_a_month_long_catch_up_accounts_for_every_missed_occurrence(generated):
     # Each piece is walked twice (to re-anchor at its start, then searched): linear in the
     # outage, not in the series' age, and no evaluation past the budget.
     assert 40 * 24 * 60 <= generated["raw"] <= 2 * 40 * 24 * 60 + 4 * SEARCH_WORK
+
+
+@pytest.mark.parametrize("rule", ["FREQ=MINUTELY", "FREQ=MINUTELY;COUNT=900000"])
+def test_an_anchor_left_far_behind_still_finds_the_next_occurrence(generated, rule):
+    # Paused (or down) 40 days after its last claim stored an anchor: resume, and the finalize
+    # after a catch-up, search from there. One walk of 57,600 minutes is past the budget.
+    fields = {"rrule": rule, "dtstart": "2026-01-01T00:00", "timezone": "Europe/Berlin"}
+    series = recurrence_from_fields(fields)
+    assert series is not None
+    due = datetime(2026, 6, 1, tzinfo=UTC)
+    later = due + timedelta(days=40)
+
+    anchored = series.reanchored(due)
+
+    assert anchored.anchor is not None
+    assert anchored.next_after(later) == later + timedelta(minutes=1)
+    assert anchored.reanchored(later).next_after(later) == later + timedelta(minutes=1)
