@@ -94,7 +94,10 @@ def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding
         send_at = data.get("send_at")
         due = send_at if isinstance(send_at, datetime) else None
     else:
-        due = resume_next_run_at(message.recurrence, now)
+        try:
+            due = resume_next_run_at(message.recurrence, now)
+        except DocumentError as exc:
+            return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
     return _unscheduled(MESSAGES, doc_id, data, due)
 
 

@@ -231,6 +231,9 @@ def take_over_lease(
         {
             "lease.owner": rt.worker_id,
             "lease.expires_at": expires_at,
+            # A lease taken over is live again: no longer held for a person (processor.held).
+            "lease.held_since": firestore.DELETE_FIELD,
+            "lease.held_code": firestore.DELETE_FIELD,
             "updated_at": now,
             "version": firestore.Increment(1),
         },

@@ -397,7 +397,11 @@ class _Page:
         done, _ = wait(self._busy, return_when=ALL_COMPLETED)
         self._busy.clear()
         for future in done:
-            outcome = future.result()
+            try:
+                outcome = future.result()
+            except Exception as exc:  # its send, if any, stays under its lease: reconciled
+                io_error(self._counts, "a delivery raised after its claim", exc)
+                continue
             if isinstance(outcome.outcome, Sent):
                 if outcome.answered is not None:
                     self._pacer.answered(outcome.outcome.claim.message.channel, outcome.answered)

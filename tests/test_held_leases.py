@@ -198,3 +198,15 @@ def test_fail_held_refuses_a_live_lease_a_missing_reason_and_a_document_without_
     with pytest.raises(FailHeldRefused, match="is not"):
         fail_held(rt, f"deliveries/{mid}", "x", "ana")
     assert message(db, mid)["status"] == "sending"
+
+
+def test_fail_held_ends_a_sending_message_that_has_no_lease_at_all(rt, db, slack):
+    # Written by hand: `sending` with no `lease` field, which no query of reconciliation finds
+    # (doctor reports it as missing_lease).
+    mid = seed_message(db, status="sending")
+
+    fail_held(rt, f"{MESSAGES}/{mid}", "imported half-sent", "ana")
+
+    stored = message(db, mid)
+    assert (stored["status"], stored["last_error"]["code"]) == ("failed", "operator_failed")
+    assert slack.posts() == []
