@@ -148,7 +148,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime | None, str] | None:
         data = json.loads(raw)
         doc_id = data["id"]
         at = None if data["at"] is None else datetime.fromisoformat(data["at"])
-    except (binascii.Error, ValueError, TypeError, KeyError):
+    except (binascii.Error, ValueError, TypeError, KeyError, RecursionError):
         return None
     if not isinstance(doc_id, str) or not is_document_id(doc_id):
         return None

@@ -8,7 +8,7 @@ merged onto a stored document go through the same rules.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,12 +72,20 @@ class MessageEdit(_Body):
     on_non_working_day: NonWorkingDayPolicy | None = None
 
 
+# A rotation's members, and the dates one may list as skipped: far past any team, and small
+# enough that a stored rotation stays well inside Firestore's 1 MiB document.
+MAX_MEMBERS = 1_000
+MAX_SKIP_DATES = 366
+Members = Annotated[list[str], Field(max_length=MAX_MEMBERS)]
+Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
+
+
 class RotationDraft(_Body):
     """A whole rotation: the body of `POST /rotations`."""
 
     name: str
     channel: str
-    members: list[str]
+    members: Members
     timezone: str
     send_time: str
     weekdays: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4])
@@ -85,7 +93,7 @@ class RotationDraft(_Body):
     cursor: int = 0
     status: RotationStatus = "active"
     # Local date "YYYY-MM-DD" -> the members out that day (checked in composer.rotation_rules).
-    skips: dict[str, list[str]] | None = None
+    skips: Skips | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
 
@@ -95,14 +103,14 @@ class RotationEdit(_Body):
 
     name: str | None = None
     channel: str | None = None
-    members: list[str] | None = None
+    members: Members | None = None
     timezone: str | None = None
     send_time: str | None = None
     weekdays: list[int] | None = None
     text: str | None = None
     cursor: int | None = None
     status: RotationStatus | None = None
-    skips: dict[str, list[str]] | None = None
+    skips: Skips | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
 

@@ -131,6 +131,14 @@ def test_a_tampered_cursor_is_422_naming_it(api, db, cursor):
         assert fields_named(answer) == {"cursor"}
 
 
+def test_a_cursor_nested_past_the_json_decoders_depth_is_422(api, db):
+    seed_message(db, "m")
+    deep = base64.urlsafe_b64encode(b"[" * 1_100 + b"]" * 1_100).decode().rstrip("=")
+    for path in ("/messages", "/messages/m/deliveries"):
+        answer = refused(api, db, "GET", f"{path}?cursor={deep}", None, 422)
+        assert fields_named(answer) == {"cursor"}
+
+
 # --- instants -----------------------------------------------------------------------------
 
 FAR_INSTANTS = [
@@ -294,6 +302,20 @@ def test_a_member_id_with_a_newline_is_422(api, db):
     members = ["U01AAAAAA\n", "U02BBBBBB"]
     answer = refused(api, db, "POST", "/rotations", ROTATION | {"members": members}, 422)
     assert "members" in {field.split(".")[0] for field in fields_named(answer)}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"members": [f"U{i:08d}" for i in range(1_001)]},
+        {"skips": {"2027-01-05": [f"U{i:08d}" for i in range(1_001)]}},
+        {"skips": {f"2027-{1 + i // 28:02d}-{1 + i % 28:02d}": ["U01AAAAAA"] for i in range(367)}},
+    ],
+    ids=["1001 members", "1001 skipped on a day", "367 skip dates"],
+)
+def test_a_rotation_too_large_to_store_is_422_naming_the_field(api, db, change):
+    answer = refused(api, db, "POST", "/rotations", ROTATION | change, 422)
+    assert {field.split(".")[0] for field in fields_named(answer)} == set(change)
 
 
 def test_a_stored_rotation_channel_with_a_newline_pauses_it(rt, db, slack):
