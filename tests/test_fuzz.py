@@ -152,7 +152,11 @@ MESSAGE_FIELDS = {
     "expires_at": field(["2027-01-05T12:00:00+00:00"], FAR),
     "rrule": field(
         ["FREQ=DAILY", "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9", "FREQ=HOURLY;COUNT=3"],
-        ["FREQ=", "garbage", "FREQ=DAILY\nFREQ=DAILY", "DTSTART:20270101T000000"],
+        [
+            *("FREQ=", "garbage", "FREQ=DAILY\nFREQ=DAILY", "DTSTART:20270101T000000"),
+            *("FREQ=DAILY;INTERVAL=0", "FREQ=MONTHLY;BYMONTHDAY=0", "FREQ=SECONDLY;BYEASTER=400"),
+            *("FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30", "FREQ=HOURLY;BYYEARDAY=366;BYMONTH=2"),
+        ],
     ),
     "dtstart": field(["2027-01-01T09:30", "2027-01-04T10:00:00"], ["2027-13-01T00:00", "x"]),
     "exdates": field([["2027-01-06T09:30"], []], [["x"], ["2027-01-06T09:30\n"], [5]]),
@@ -338,8 +342,13 @@ STORED_MESSAGE = st.fixed_dictionaries(
         "next_run_at": stored_field(DUE, T0, YEAR_1, YEAR_9999, T0 + timedelta(days=1), None),
         "send_at": stored_field(DUE, YEAR_1, YEAR_9999, None),
         "expires_at": stored_field(None, T0 + timedelta(hours=1), T0 - timedelta(hours=1), YEAR_1),
-        "rrule": stored_field(None, "FREQ=DAILY", "FREQ=MINUTELY;COUNT=3", "garbage"),
-        "dtstart": stored_field("2027-01-01T09:00", "2027-01-04T08:55", "x", None),
+        "rrule": stored_field(
+            *(None, "FREQ=DAILY", "FREQ=MINUTELY;COUNT=3", "garbage", "FREQ=DAILY;INTERVAL=0"),
+            *("FREQ=SECONDLY", "FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30", "FREQ=YEARLY;BYDAY=+60MO"),
+        ),
+        "dtstart": stored_field(
+            "2027-01-01T09:00", "2027-01-04T08:55", "2020-01-01T00:00", "x", None
+        ),
         "exdates": stored_field(None, [], ["2027-01-02T09:00"], "x", [5]),
         "misfire_grace_seconds": stored_field(None, 0, 3600, 2**62, -1, True),
         "allow_broadcast": stored_field(None, True, "yes"),
