@@ -42,9 +42,9 @@ _JUMP_WINDOW = (timedelta(hours=12), timedelta(days=1))
 _ANCHOR_OFFSETS = tuple(timedelta(days=d) for d in (-1, -0.5, 0, 91, 182, 273))
 # "At or after t" is "strictly after t minus the smallest step Firestore stores".
 _JUST_BEFORE = timedelta(microseconds=1)
-# A series limited to working days whose rule lands on none for this long (or this many
-# occurrences in a row) yields nothing more: it is exhausted, not searched forever.
-_MAX_DROPPED = 100_000
+# A series limited to working days whose rule lands on none for this long yields nothing
+# more: it is exhausted, not searched forever (a long run of dropped occurrences trips the
+# rule's evaluation budget first, core.rules).
 _MAX_DROPPED_SPAN = timedelta(days=3653)
 # Occurrences one evaluation of a catch-up walks before it restarts from an anchor there.
 _WALK_CHUNK = 10_000
@@ -190,7 +190,7 @@ class Recurrence:
         """
         pending: list[datetime] = []
         last: datetime | None = None
-        dropped, dropped_since = 0, None
+        dropped_since: datetime | None = None
         for local in self._raw(start):
             if local in self.exdates:
                 continue
@@ -203,12 +203,11 @@ class Recurrence:
                 break  # past the last instant a datetime holds (year 9999): the series ends
             if placed_at is None:
                 if not pending:
-                    dropped += 1
                     dropped_since = dropped_since or local
-                    if dropped > _MAX_DROPPED or local - dropped_since > _MAX_DROPPED_SPAN:
+                    if local - dropped_since > _MAX_DROPPED_SPAN:
                         return  # the rule yields no working day any more: exhausted
                 continue
-            dropped, dropped_since = 0, local
+            dropped_since = local
             heapq.heappush(pending, placed_at)
             if gap:
                 continue  # a gap time: a later wall time can still come before it

@@ -24,6 +24,7 @@ from core.errors import AppError
 from core.models import LedgerStatus, Status, message_delivery_id, rotation_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS
+from processor.held import live_until
 
 OPERATOR_FAILED = "operator_failed"
 
@@ -48,8 +49,8 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
         if collection != MESSAGES or data.get("status") != Status.SENDING:
             raise FailHeldRefused(f"{path!r} holds no lease: nothing to fail")
         lease = {}  # `sending` with no lease a worker could hold (doctor: missing_lease)
-    expires_at = lease.get("expires_at")
-    if "held_since" not in lease and isinstance(expires_at, datetime) and expires_at > now:
+    expires_at = live_until(lease, now)
+    if expires_at is not None:
         raise FailHeldRefused(f"{path!r} is being sent under a live lease until {expires_at}")
     error = {"code": OPERATOR_FAILED, "message": reason, "at": now}
     record = {"action": "fail_held", "reason": reason, "by": by, "at": now}

@@ -26,6 +26,17 @@ from core.store import DELIVERIES, Snapshot
 from processor.escalate import escalate
 
 RECHECK = timedelta(minutes=15)
+
+
+def live_until(lease: dict[str, Any], now: datetime) -> datetime | None:
+    """When a lease a worker is sending under ends; None when it is not live: expired, with
+    no end, or held for a person (its pushed-ahead `expires_at` is no worker's)."""
+    end = lease.get("expires_at")
+    if "held_since" in lease or not isinstance(end, datetime) or end <= now:
+        return None
+    return end
+
+
 HISTORY_ESCALATE_AFTER = timedelta(hours=1)
 
 

@@ -36,6 +36,7 @@ from core.store import DELIVERIES, MESSAGES
 from processor.advance import after_occurrence
 from processor.doctor import run_doctor
 from processor.fail_held import FailHeldRefused, fail_held
+from processor.held import live_until
 from rotations.operator import DayActionRefused, mark_day_delivered, release_day
 
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
@@ -181,9 +182,8 @@ def _refuse_unless_current(
             f"delivery {delivery_id!r} is not the current occurrence of message "
             f"{message_id!r}: the message is {status!r} on {on!r}; settle that one instead"
         )
-    lease_end = lease.get("expires_at")
-    live = isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease
-    if status == Status.SENDING and live:  # (a held lease waits for a person: not live)
+    lease_end = live_until(lease, now)
+    if status == Status.SENDING and lease_end is not None:
         raise OperatorError(
             f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
         )

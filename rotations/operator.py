@@ -30,6 +30,7 @@ from core.models import LedgerStatus
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, ROTATIONS
+from processor.held import live_until
 from rotations.missed_days import DAY_ENDED
 
 SETTLEABLE = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED)
@@ -180,9 +181,8 @@ def _refuse_unless_current_day(
             f"the rotation is on {current!r} (delivery 'r:{rotation_id}:{current}'); "
             "settle that one instead"
         )
-    lease_end = lease.get("expires_at")
-    # A held lease (processor.held) waits for a person: it is not live.
-    if isinstance(lease_end, datetime) and lease_end > now and "held_since" not in lease:
+    lease_end = live_until(lease, now)
+    if lease_end is not None:
         raise DayActionRefused(
             f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
         )
