@@ -30,6 +30,7 @@ class Settings:
     tick_limit: int
     tick_budget_seconds: int
     max_attempts: int
+    history_calls_per_pass: int
     alert_channel: str | None
 
     @property
@@ -59,6 +60,7 @@ class Settings:
             tick_limit=_int(env, "TICK_LIMIT", 500, minimum=1),
             tick_budget_seconds=_int(env, "TICK_BUDGET_SECONDS", 50, minimum=1),
             max_attempts=_int(env, "MAX_ATTEMPTS", 5, minimum=1),
+            history_calls_per_pass=_int(env, "HISTORY_CALLS_PER_PASS", 20, minimum=1),
             alert_channel=_text(env, "ALERT_CHANNEL"),
         )
         # A lease must outlive the send it guards, or a slow post still in flight would be

@@ -120,10 +120,10 @@ def delivery_metadata(delivery_id: str) -> dict[str, Any]:
 class Witness(enum.Enum):
     """What Slack's own history says about one delivery_id."""
 
-    FOUND = "found"  # a message carrying the delivery_id is in the channel
+    FOUND = "found"  # our bot's message carrying the delivery_id is in the channel
     ABSENT = "absent"  # the whole window was read and it is not there
     UNREADABLE = "unreadable"  # history cannot be read (scope, membership, auth)
-    TRY_LATER = "try_later"  # a passing problem (rate limit, 5xx, connection): ask again
+    TRY_LATER = "try_later"  # not settled yet (rate limit, 5xx, pages left): ask again
 
 
 @dataclass(frozen=True)
@@ -131,10 +131,42 @@ class Lookup:
     witness: Witness
     ts: str | None = None
     code: str | None = None
+    retry_after: int | None = None  # TRY_LATER: seconds Slack asked us to wait, if it did
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """One page of `conversations.history`, newest first; `error` when the call failed."""
+
+    messages: tuple[dict[str, Any], ...] = ()
+    next_cursor: str | None = None  # None: this was the last page of the window
+    error: PostResult | None = None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who this token posts as: a history message is our delivery only if our bot wrote it."""
+
+    bot_id: str | None
+    app_id: str | None
+
+    def wrote(self, message: dict[str, Any]) -> bool:
+        """Whether `message` was posted by this bot (its `bot_id`; else its app's id)."""
+        if self.bot_id and message.get("bot_id"):
+            return bool(message.get("bot_id") == self.bot_id)
+        app_id = message.get("app_id") or (message.get("bot_profile") or {}).get("app_id")
+        return bool(self.app_id and app_id == self.app_id)
 
 
 def _slack_ts(instant: datetime) -> str:
     return f"{instant.timestamp():.6f}"
+
+
+def _failure(exc: BaseException) -> PostResult:
+    if isinstance(exc, SlackApiError):
+        r = exc.response
+        return classify_api_error(r.status_code, r.data, dict(r.headers))
+    return classify_exception(exc)
 
 
 class SlackTransport:
@@ -144,40 +176,45 @@ class SlackTransport:
         self._client = WebClient(
             token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
         )
+        self._identity: Identity | None = None
 
-    def find_delivery(
-        self, channel: str, delivery_id: str, oldest: datetime, latest: datetime
-    ) -> Lookup:
-        """Ask the channel's history whether a message carrying `delivery_id` was posted
-        between `oldest` and `latest`: Slack as the witness of an ambiguous send."""
-        cursor: str | None = None
-        while True:
+    def identity(self) -> Identity | PostResult:
+        """This token's bot (`auth.test`), asked once per process; the failure otherwise."""
+        if self._identity is None:
             try:
-                page = self._client.conversations_history(
-                    channel=channel,
-                    oldest=_slack_ts(oldest),
-                    latest=_slack_ts(latest),
-                    inclusive=True,
-                    include_all_metadata=True,
-                    limit=200,
-                    cursor=cursor,
-                )
-            except SlackApiError as exc:
-                r = exc.response
-                result = classify_api_error(r.status_code, r.data, dict(r.headers))
-                witness = (
-                    Witness.UNREADABLE if result.outcome is Outcome.FAILED else Witness.TRY_LATER
-                )
-                return Lookup(witness, code=result.code)
-            except Exception as exc:  # reads are safe to repeat: ask again next tick
-                return Lookup(Witness.TRY_LATER, code=classify_exception(exc).code)
-            for message in page.get("messages") or []:
-                payload = (message.get("metadata") or {}).get("event_payload") or {}
-                if payload.get("delivery_id") == delivery_id:
-                    return Lookup(Witness.FOUND, ts=message.get("ts"))
-            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-            if not page.get("has_more") or not cursor:
-                return Lookup(Witness.ABSENT)
+                answer = self._client.auth_test()
+            except Exception as exc:  # a read: safe to ask again later
+                return _failure(exc)
+            bot_id, app_id = answer.get("bot_id"), answer.get("app_id")
+            self._identity = Identity(
+                bot_id if isinstance(bot_id, str) else None,
+                app_id if isinstance(app_id, str) else None,
+            )
+        return self._identity
+
+    def history_page(
+        self, channel: str, oldest: datetime, latest: datetime, cursor: str | None
+    ) -> HistoryPage:
+        """One page of the channel's history between `oldest` and `latest` (inclusive), from
+        `cursor` (None: the newest first). Slack may answer fewer messages than asked for
+        while more remain: only an empty `next_cursor` ends the window."""
+        try:
+            page = self._client.conversations_history(
+                channel=channel,
+                oldest=_slack_ts(oldest),
+                latest=_slack_ts(latest),
+                inclusive=True,
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
+        except Exception as exc:  # reads are safe to repeat
+            return HistoryPage(error=_failure(exc))
+        messages = tuple(m for m in page.get("messages") or [] if isinstance(m, dict))
+        next_cursor = (page.get("response_metadata") or {}).get("next_cursor")
+        return HistoryPage(
+            messages, next_cursor if isinstance(next_cursor, str) and next_cursor else None
+        )
 
     def post(
         self,
@@ -193,11 +230,8 @@ class SlackTransport:
                 blocks=blocks,
                 metadata=delivery_metadata(delivery_id),
             )
-        except SlackApiError as exc:
-            r = exc.response
-            return classify_api_error(r.status_code, r.data, dict(r.headers))
         except Exception as exc:  # anything before an answer: the post may have landed
-            return classify_exception(exc)
+            return _failure(exc)
         ts = response.get("ts")
         if not isinstance(ts, str):
             return PostResult(Outcome.AMBIGUOUS, "missing_ts", detail="ok without a ts")

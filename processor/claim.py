@@ -38,6 +38,7 @@ from core.store import DELIVERIES, Snapshot
 from processor.advance import after_occurrence, anchor_field
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
+from processor.history_search import post_deadline
 from processor.ledger_entries import existing_ids, new_ledger_entry
 from processor.missed import (
     Record,
@@ -63,6 +64,9 @@ class Claim:
     ledger_version: Any
     # The update times of the channel slots our claim wrote (none: the claim took no slot).
     slot_versions: tuple[Any, ...] = ()
+    # The latest this claim may start its post (processor.history_search.post_deadline);
+    # None for a reconciler's take-over, which never posts.
+    post_by: datetime | None = None
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
@@ -184,6 +188,7 @@ def _claim(
             results[0].update_time,
             results[1].update_time,
             slot_versions(results, slots),
+            post_deadline(rt.settings, now),
         )
     return Result.DUPLICATE
 
@@ -297,6 +302,7 @@ def _claim_existing(
             "lease_expires_at": expires_at,
             "attempts": attempts,
             "late_seconds": _late_seconds(occurrence, now),
+            "search": firestore.DELETE_FIELD,  # a new attempt, a new window
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
@@ -317,6 +323,7 @@ def _claim_existing(
         results[0].update_time,
         results[1].update_time,
         slot_versions(results, slots),
+        post_deadline(rt.settings, now),
     )
 
 

@@ -20,6 +20,7 @@ from processor.channel_slots import Slot
 from processor.claim import Claim, claim_message
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
+from processor.history_search import too_late_to_post
 from processor.outcome import Result
 
 
@@ -71,6 +72,9 @@ def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:
 
 
 def send(rt: Runtime, claim: Claim) -> PostResult:
+    late = too_late_to_post(rt, claim.post_by)
+    if late is not None:
+        return late
     try:
         rendered = to_slack(claim.message.text, allow_broadcast=claim.message.allow_broadcast)
     except DocumentError as exc:

@@ -89,8 +89,9 @@ def history_unreadable(
     occurrence_at: datetime | None = None,
     **subject: Any,
 ) -> None:
-    """Slack history could not be read now: a WARNING line, and once the occurrence has
-    waited HISTORY_ESCALATE_AFTER since its claim, one escalation."""
+    """Slack history could not be read to the end now (a rate limit, a 5xx, pages left for
+    a later pass): a WARNING line, and once the occurrence has waited HISTORY_ESCALATE_AFTER
+    since its claim, one escalation."""
     now = rt.clock.now()
     fields = {
         "delivery_id": delivery_id,
@@ -100,11 +101,11 @@ def history_unreadable(
         **subject,
     }
     if now - claimed_at < HISTORY_ESCALATE_AFTER:
-        logs.warning("Slack history could not be read now; asking again later", **fields)
+        logs.warning("Slack history not read to the end yet; asking again later", **fields)
         return
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     if (ledger_ref.get().to_dict() or {}).get("history_escalated_at") is not None:
-        logs.warning("Slack history still unreadable; escalated already", **fields)
+        logs.warning("Slack history still not read to the end; escalated already", **fields)
         return
     ledger_ref.update({"history_escalated_at": now})
     escalate(
@@ -113,8 +114,9 @@ def history_unreadable(
         occurrence_at=occurrence_at,
         error_code=code,
         detail=(
-            f"Slack history unreadable since the claim at {claimed_at.isoformat()}; outcome "
-            "unknown: look in the channel, then processor.operator mark-delivered or release"
+            f"Slack history not read to the end since the claim at {claimed_at.isoformat()}; "
+            "outcome unknown: look in the channel, then processor.operator mark-delivered or "
+            "release"
         ),
         delivery_id=delivery_id,
         **subject,

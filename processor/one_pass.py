@@ -9,6 +9,7 @@ from typing import Any
 
 from core.runtime import Runtime
 from core.store import ROTATIONS
+from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL
 from processor.tick import io_error, run_tick
@@ -28,11 +29,14 @@ def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
         summary["rotations"] = dict.fromkeys(SUMMARY_KEYS, 0)
         return summary
     rotations: Counter[str] = Counter()
+    history = HistoryBudget.for_pass(rt)  # one budget of history calls for the whole pass
     try:
-        rotations = run_rotations(rt)
+        rotations = run_rotations(rt, history)
     except Exception as exc:
         io_error(rotations, "the rotations' part of the pass raised", exc, collection=ROTATIONS)
-    summary = run_tick(rt)  # its reads and writes fail into its `errors`, never out of it
+    summary = run_tick(
+        rt, history=history
+    )  # its reads and writes fail into its `errors`, never out of it
     for key in SUMMARY_KEYS:
         summary[key] += rotations[key]
     summary["rotations"] = {key: rotations[key] for key in SUMMARY_KEYS}

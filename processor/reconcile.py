@@ -2,8 +2,8 @@
 
 A lease expires when its worker died or its send was ambiguous (timeout, dropped
 connection, 5xx). Firestore cannot say what happened, but Slack can: every post carries its
-`delivery_id` in message metadata, so the channel's history is read for the window from the
-claim to now.
+`delivery_id` in message metadata, so the channel's history is read over the narrowest window
+that can hold the post, across passes if Slack's limits demand it (processor.history_search).
 
 - Found: it was delivered; finalize as delivered with that `ts`, never send again.
 - Absent: it was not; release it for another attempt with exponential backoff, up to
@@ -11,8 +11,9 @@ claim to now.
 - Unreadable (missing scope, not in channel, bad auth): the message's `on_ambiguous` decides:
   `hold` (default) parks it `unconfirmed` and escalates, never resending by itself; `retry`
   treats it as absent (at-least-once: a duplicate is possible, a loss is not).
-- A passing problem reading history (rate limit, 5xx): left claimed, asked again once the
-  reconciler's own lease runs out; escalated once after an hour (processor.held).
+- Not settled this pass (a rate limit, a 5xx, pages of the window still to read, the pass's
+  history calls spent): left claimed with its search kept, asked again by a later pass;
+  escalated once after an hour (processor.held).
 - A lease that cannot be settled (the document no longer parses, the ledger entry is not
   `claimed`): held for a person, out of the page's head, escalated (processor.held).
 
@@ -46,10 +47,9 @@ from processor.claim import Claim, reject_document
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
 from processor.held import history_unreadable, hold_lease
+from processor.history_search import HistoryBudget, Search, keep_searching, read_window
 from processor.outcome import Result, tally
 
-# Slack's clock and ours may disagree a little; the history window allows for it.
-CLOCK_SKEW = timedelta(minutes=5)
 BACKOFF_BASE = timedelta(minutes=1)
 BACKOFF_CAP = timedelta(hours=1)
 ON_AMBIGUOUS = ("hold", "retry")
@@ -60,11 +60,14 @@ def backoff(attempts: int) -> timedelta:
     return min(BACKOFF_BASE * (1 << max(attempts - 1, 0)), BACKOFF_CAP)
 
 
-def reconcile_expired(rt: Runtime) -> Counter[str]:
+def reconcile_expired(rt: Runtime, budget: HistoryBudget | None = None) -> Counter[str]:
     """Settle every expired lease this pass can take, and fail every `sending` message whose
-    lease no pass could settle (`invalid_lease`); the tick's summary counts."""
+    lease no pass could settle (`invalid_lease`); the tick's summary counts. History calls
+    come from `budget` (the pass's, shared with the rotations; a new one when None)."""
+    budget = budget or HistoryBudget.for_pass(rt)
     snaps = expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
-    counts = settle_each(snaps, lambda snap: reconcile_one(rt, snap), "message_id")
+    budget.expect(len(snaps))
+    counts = settle_each(snaps, lambda snap: reconcile_one(rt, snap, budget), "message_id")
     unusable = unusable_leases(rt.db, rt.settings.tick_limit)
     counts.update(settle_each(unusable, lambda snap: _reject_lease(rt, snap), "message_id"))
     return counts
@@ -102,11 +105,13 @@ def settle_each(
     return counts
 
 
-def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
-    """Settle one expired lease; None when Slack could not be asked this time."""
+def reconcile_one(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result | None:
+    """Settle one expired lease; None when it is not settled this pass (Slack could not be
+    asked, or its window is not read to the end yet)."""
     data = snap.to_dict() or {}
     lease = data.get("lease") or {}
     occurrence = lease.get("occurrence_at")
+    calls = budget.share()
     try:
         message = Message.from_document(snap.id, data)
     except DocumentError as exc:
@@ -117,17 +122,48 @@ def reconcile_one(rt: Runtime, snap: Snapshot) -> Result | None:
         detail = "a sending message's lease names no occurrence"
         hold_lease(rt, snap, "invalid_lease", detail, message_id=snap.id)
         return None
-    taken = _take_over(rt, snap, message, occurrence)
-    if taken is None:
+    if calls == 0:
+        return None  # this pass's history calls are spent: a later pass asks
+    ledger = _claimed_entry(rt, snap, message.id, occurrence)
+    if ledger is None:
+        return None
+    entry = ledger.to_dict() or {}
+    claimed_at = entry.get("claimed_at")
+    claimed_at = claimed_at if isinstance(claimed_at, datetime) else occurrence
+    search = Search.of(rt.settings, entry, claimed_at)
+    if not search.closed(rt.clock.now()):
+        return None  # the post may still be on its way: read the window once it has closed
+    claim = _take_over(rt, snap, ledger, message, occurrence)
+    if claim is None:
         return Result.DUPLICATE  # another reconciler (or the late worker) got there first
-    claim, claimed_at = taken
-    lookup = rt.slack.find_delivery(
-        message.channel,
-        claim.delivery_id,
-        oldest=claimed_at - CLOCK_SKEW,
-        latest=rt.clock.now() + CLOCK_SKEW,
+    lookup, search = read_window(rt, budget, calls, message.channel, claim.delivery_id, search)
+    post = verdict(
+        lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
     )
-    return _settle(rt, claim, lookup, data.get("on_ambiguous", "hold"), claimed_at)
+    if post is None:
+        keep_searching(
+            rt,
+            (snap.reference, claim.message_version),
+            (ledger.reference, claim.ledger_version),
+            search,
+            budget.resume_at or rt.clock.now(),
+        )
+        history_unreadable(
+            rt,
+            claim.delivery_id,
+            claimed_at,
+            lookup.code,
+            occurrence_at=occurrence,
+            message_id=message.id,
+            history_pages=search.pages,
+        )
+        return None
+    if post.outcome is Outcome.AMBIGUOUS:
+        result = hold_unconfirmed(rt, claim, post.code, post.detail)
+    else:
+        result = finalize(rt, claim, post)
+    report_outcome(rt, claim, post, result)
+    return result
 
 
 def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> PostResult | None:
@@ -155,65 +191,47 @@ def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> Po
     )
 
 
-def _settle(
-    rt: Runtime, claim: Claim, lookup: Lookup, policy: Any, claimed_at: datetime
-) -> Result | None:
-    post = verdict(lookup, policy, claim.attempts, rt.settings.max_attempts)
-    if post is None:
-        history_unreadable(
-            rt,
-            claim.delivery_id,
-            claimed_at,
-            lookup.code,
-            occurrence_at=claim.occurrence_at,
-            message_id=claim.message.id,
-        )
-        return None
-    if post.outcome is Outcome.AMBIGUOUS:
-        result = hold_unconfirmed(rt, claim, post.code, post.detail)
-    else:
-        result = finalize(rt, claim, post)
-    report_outcome(rt, claim, post, result)
-    return result
+def _claimed_entry(
+    rt: Runtime, snap: Snapshot, message_id: str, occurrence: datetime
+) -> Snapshot | None:
+    """The occurrence's ledger entry, if it is `claimed`; otherwise the lease is held for a
+    person (processor.held) and None."""
+    delivery_id = message_delivery_id(message_id, occurrence)
+    ledger = rt.db.collection(DELIVERIES).document(delivery_id).get()
+    status = (ledger.to_dict() or {}).get("status")
+    if status == LedgerStatus.CLAIMED:
+        return ledger
+    hold_lease(
+        rt,
+        snap,
+        "ledger_mismatch",
+        f"a sending message's ledger entry is {status!r}, not claimed",
+        occurrence_at=occurrence,
+        message_id=message_id,
+        delivery_id=delivery_id,
+        ledger_status=status,
+    )
+    return None
 
 
 def _take_over(
-    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime
-) -> tuple[Claim, datetime] | None:
-    delivery_id = message_delivery_id(message.id, occurrence)
-    ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
-    ledger = ledger_ref.get()
-    entry = ledger.to_dict() or {}
-    if entry.get("status") != LedgerStatus.CLAIMED:
-        detail = f"a sending message's ledger entry is {entry.get('status')!r}, not claimed"
-        hold_lease(
-            rt,
-            snap,
-            "ledger_mismatch",
-            detail,
-            occurrence_at=occurrence,
-            message_id=message.id,
-            delivery_id=delivery_id,
-            ledger_status=entry.get("status"),
-        )
-        return None
+    rt: Runtime, snap: Snapshot, ledger: Snapshot, message: Message, occurrence: datetime
+) -> Claim | None:
     taken = take_over_lease(rt, snap, ledger)
     if taken is None:
         return None
     expires_at, results = taken
-    attempts = int(entry.get("attempts") or 1)
-    claim = Claim(
+    attempts = int((ledger.to_dict() or {}).get("attempts") or 1)
+    return Claim(
         message,
         occurrence,
-        delivery_id,
+        ledger.id,
         attempts,
         rt.worker_id,
         expires_at,
         results[0].update_time,
         results[1].update_time,
     )
-    claimed_at = entry.get("claimed_at")
-    return claim, claimed_at if isinstance(claimed_at, datetime) else occurrence
 
 
 def take_over_lease(

@@ -28,6 +28,7 @@ from processor.channel_slots import ChannelSlots, slot_channel, slot_id
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.due_page import DuePage, channel_of, fair_page
+from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS, Result, tally
 from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.reconcile import reconcile_expired
@@ -46,9 +47,12 @@ MAX_PAGES = 20
 RECORD_BATCH = 50
 
 
-def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
+def run_tick(
+    rt: Runtime, *, dry_run: bool = False, history: HistoryBudget | None = None
+) -> dict[str, Any]:
     """Settle expired leases, then deliver what is due: oldest first within each channel,
-    channels in parallel, paced per channel, within the pass's time budget."""
+    channels in parallel, paced per channel, within the pass's time budget. `history`: the
+    pass's budget of Slack history calls (processor.history_search)."""
     now = rt.clock.now()
     if dry_run:
         due = _due_page(rt, now, None)
@@ -59,7 +63,7 @@ def run_tick(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
             "previews": preview_messages(due.messages, now),
             "now": now.isoformat(),
         }
-    counts = _reconciled(rt)
+    counts = _reconciled(rt, history)
     budget = timedelta(seconds=rt.settings.tick_budget_seconds)
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
@@ -115,11 +119,11 @@ def _due_page(rt: Runtime, now: datetime, share: ChannelRange | None) -> DuePage
     )
 
 
-def _reconciled(rt: Runtime) -> Counter[str]:
+def _reconciled(rt: Runtime, history: HistoryBudget | None) -> Counter[str]:
     """Expired leases settled; their query failing does not keep the pass from what is
     due (a lease left expired is settled by a later pass)."""
     try:
-        return reconcile_expired(rt)
+        return reconcile_expired(rt, history)
     except Exception as exc:
         counts: Counter[str] = Counter()
         io_error(counts, "reading the expired leases failed", exc, collection=MESSAGES)

@@ -25,6 +25,7 @@ from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
+from processor.history_search import post_deadline
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
 from rotations.missed_days import MissedDays, create_missed, log_missed_days, missed_day_records
@@ -47,6 +48,9 @@ class DayClaim:
     slot_versions: tuple[Any, ...] = ()
     # An earlier attempt of this day alerted already: later outcomes only log.
     escalated: bool = False
+    # The latest this claim may start its post (processor.history_search.post_deadline);
+    # None for a reconciler's take-over, which never posts.
+    post_by: datetime | None = None
 
 
 def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayClaim | Result:
@@ -119,7 +123,8 @@ def _claim(
     except FailedPrecondition:
         return Result.DUPLICATE  # another processor (or an edit) changed it since our read
     log_missed_days(rt, rotation, missed)
-    return _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results, slots)
+    claim = _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results, slots)
+    return replace(claim, post_by=post_deadline(rt.settings, now))
 
 
 def _claim_existing(
@@ -162,6 +167,7 @@ def _claim_existing(
             "attempts": attempts,
             "claimed_at": now,
             "lease_expires_at": expires_at,
+            "search": firestore.DELETE_FIELD,  # a new attempt, a new window
         },
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
@@ -175,7 +181,8 @@ def _claim_existing(
     due_at = rotation.due_at(turn.day)
     delivery_id = ledger_ref.id
     claim = _day_claim(rt, rotation, turn, delivery_id, attempts, due_at, rollback, results, slots)
-    return replace(claim, escalated=entry.get("escalated_at") is not None)
+    escalated = entry.get("escalated_at") is not None
+    return replace(claim, escalated=escalated, post_by=post_deadline(rt.settings, now))
 
 
 def _day_claim(

@@ -13,6 +13,7 @@ from core.store import Snapshot
 from formatting.slack_text import SlackMessage, to_slack
 from processor.channel_slots import Slot
 from processor.escalate import escalate
+from processor.history_search import too_late_to_post
 from processor.outcome import Result
 from rotations.claim import DayClaim, claim_day
 from rotations.finalize import day_ended_detail, finalize_day, needs_alert
@@ -40,6 +41,9 @@ def render_turn(text: str, member: str) -> SlackMessage:
 
 
 def post_turn(rt: Runtime, claim: DayClaim) -> PostResult:
+    late = too_late_to_post(rt, claim.post_by)
+    if late is not None:
+        return late
     try:
         rendered = render_turn(claim.rotation.text, claim.member)
     except DocumentError as exc:

@@ -3,10 +3,10 @@ Slack's history as for messages (processor.reconcile.verdict), answered for a da
 
 Found: delivered with that `ts`. Absent: rolled back and tried again after a backoff, up to
 MAX_ATTEMPTS, then failed. Unreadable: the rotation's `on_ambiguous` (`hold` by default keeps
-the day claimed as `unconfirmed`; `retry` treats it as absent). History briefly unavailable:
-asked again when the reconciler's own lease runs out, escalated once after an hour. A lease
-that cannot be settled (the rotation no longer parses, its ledger entry is not `claimed`)
-is held for a person (processor.held).
+the day claimed as `unconfirmed`; `retry` treats it as absent). Not settled this pass (a rate
+limit, a 5xx, pages left to read): its search kept for a later pass (processor.history_search),
+escalated once after an hour. A lease that cannot be settled (the rotation no longer parses,
+its ledger entry is not `claimed`) is held for a person (processor.held).
 """
 
 from __future__ import annotations
@@ -22,22 +22,26 @@ from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
 from processor.held import history_unreadable, hold_lease
+from processor.history_search import HistoryBudget, Search, keep_searching, read_window
 from processor.outcome import Result
-from processor.reconcile import CLOCK_SKEW, settle_each, take_over_lease, verdict
+from processor.reconcile import settle_each, take_over_lease, verdict
 from rotations.claim import DayClaim
 from rotations.deliver import report_day
 from rotations.finalize import finalize_day, hold_day_unconfirmed
 
 
-def reconcile_rotations(rt: Runtime) -> Counter[str]:
+def reconcile_rotations(rt: Runtime, budget: HistoryBudget | None = None) -> Counter[str]:
+    budget = budget or HistoryBudget.for_pass(rt)
     snaps = expired_rotation_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
-    return settle_each(snaps, lambda snap: reconcile_day(rt, snap), "rotation_id")
+    budget.expect(len(snaps))
+    return settle_each(snaps, lambda snap: reconcile_day(rt, snap, budget), "rotation_id")
 
 
-def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
-    """Settle one expired rotation lease; None when it could not be settled this time."""
+def reconcile_day(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result | None:
+    """Settle one expired rotation lease; None when it is not settled this pass."""
     data = snap.to_dict() or {}
     lease = data.get("lease") or {}
+    calls = budget.share()
     try:
         rotation = Rotation.from_document(snap.id, data)
         day = date.fromisoformat(str(lease.get("occurrence_date")))
@@ -46,20 +50,32 @@ def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
         detail = f"a claimed rotation day no longer parses: {exc}"
         hold_lease(rt, snap, code, detail, rotation_id=snap.id)
         return None
-    taken = _take_over(rt, snap, rotation, day, lease, data)
-    if taken is None:
+    if calls == 0:
+        return None  # this pass's history calls are spent: a later pass asks
+    ledger = _claimed_entry(rt, snap, rotation, day)
+    if ledger is None:
+        return None
+    entry = ledger.to_dict() or {}
+    claimed_at = entry.get("claimed_at")
+    claimed_at = claimed_at if isinstance(claimed_at, datetime) else rotation.due_at(day)
+    search = Search.of(rt.settings, entry, claimed_at)
+    if not search.closed(rt.clock.now()):
+        return None  # the post may still be on its way: read the window once it has closed
+    claim = _take_over(rt, snap, ledger, rotation, day, lease, data)
+    if claim is None:
         return Result.DUPLICATE
-    claim, claimed_at = taken
-    lookup = rt.slack.find_delivery(
-        rotation.channel,
-        claim.delivery_id,
-        oldest=claimed_at - CLOCK_SKEW,
-        latest=rt.clock.now() + CLOCK_SKEW,
-    )
+    lookup, search = read_window(rt, budget, calls, rotation.channel, claim.delivery_id, search)
     post = verdict(
         lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
     )
     if post is None:
+        keep_searching(
+            rt,
+            (snap.reference, claim.rotation_version),
+            (ledger.reference, claim.ledger_version),
+            search,
+            budget.resume_at or rt.clock.now(),
+        )
         history_unreadable(
             rt,
             claim.delivery_id,
@@ -68,6 +84,7 @@ def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
             occurrence_at=claim.due_at,
             rotation_id=rotation.id,
             occurrence_date=day.isoformat(),
+            history_pages=search.pages,
         )
         return None
     if post.outcome is Outcome.AMBIGUOUS:
@@ -78,42 +95,48 @@ def reconcile_day(rt: Runtime, snap: Snapshot) -> Result | None:
     return result
 
 
+def _claimed_entry(rt: Runtime, snap: Snapshot, rotation: Rotation, day: date) -> Snapshot | None:
+    """The day's ledger entry, if it is `claimed`; otherwise the lease is held for a person
+    (processor.held) and None."""
+    ledger = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day)).get()
+    status = (ledger.to_dict() or {}).get("status")
+    if status == LedgerStatus.CLAIMED:
+        return ledger
+    hold_lease(
+        rt,
+        snap,
+        "ledger_mismatch",
+        f"a claimed rotation day's ledger entry is {status!r}, not claimed",
+        occurrence_at=rotation.due_at(day),
+        rotation_id=rotation.id,
+        delivery_id=ledger.id,
+        occurrence_date=day.isoformat(),
+        ledger_status=status,
+    )
+    return None
+
+
 def _take_over(
     rt: Runtime,
     snap: Snapshot,
+    ledger: Snapshot,
     rotation: Rotation,
     day: date,
     lease: dict[str, Any],
     data: dict[str, Any],
-) -> tuple[DayClaim, datetime] | None:
+) -> DayClaim | None:
     """Take the expired lease over (processor.reconcile.take_over_lease): that fences the
-    old worker, whose late finalize now fails its preconditions. A lease whose ledger entry
-    is not `claimed` is held for a person (processor.held)."""
-    ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation.id, day))
-    ledger = ledger_ref.get()
-    entry = ledger.to_dict() or {}
-    if entry.get("status") != LedgerStatus.CLAIMED:
-        hold_lease(
-            rt,
-            snap,
-            "ledger_mismatch",
-            f"a claimed rotation day's ledger entry is {entry.get('status')!r}, not claimed",
-            occurrence_at=rotation.due_at(day),
-            rotation_id=rotation.id,
-            delivery_id=ledger_ref.id,
-            occurrence_date=day.isoformat(),
-            ledger_status=entry.get("status"),
-        )
-        return None
+    old worker, whose late finalize now fails its preconditions."""
     taken = take_over_lease(rt, snap, ledger)
     if taken is None:
         return None
     _, results = taken
-    claim = DayClaim(
+    entry = ledger.to_dict() or {}
+    return DayClaim(
         rotation,
         day,
         str(lease.get("member") or entry.get("member")),
-        ledger_ref.id,
+        ledger.id,
         int(entry.get("attempts") or 1),
         rt.worker_id,
         rotation.due_at(day),
@@ -122,8 +145,6 @@ def _take_over(
         results[1].update_time,
         escalated=entry.get("escalated_at") is not None,
     )
-    claimed_at = entry.get("claimed_at")
-    return claim, claimed_at if isinstance(claimed_at, datetime) else claim.due_at
 
 
 def _rollback(data: dict[str, Any]) -> dict[str, Any]:

@@ -14,17 +14,19 @@ from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations
 from processor.channel_slots import ChannelSlots, slot_channel
+from processor.history_search import HistoryBudget
 from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
 from rotations.deliver import deliver_day, render_turn
 from rotations.reconcile import reconcile_rotations
 
 
-def run_rotations(rt: Runtime) -> Counter[str]:
+def run_rotations(rt: Runtime, history: HistoryBudget | None = None) -> Counter[str]:
     """Settle expired day leases, then post every due turn, paced per channel: within the
     pass, with this process's recent posts (the messages' part of the pass comes next), and
-    across workers through the channels' pacing slots, as messages are."""
-    counts = reconcile_rotations(rt)
+    across workers through the channels' pacing slots, as messages are. `history`: the
+    pass's budget of Slack history calls (processor.history_search)."""
+    counts = reconcile_rotations(rt, history)
     now = rt.clock.now()
     pacer = ChannelPacer(
         rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds), rt.recent_posts

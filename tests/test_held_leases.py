@@ -99,7 +99,9 @@ def test_a_rotation_lease_stored_without_rollback_is_reconciled_too(rt, db, slac
         }
     )
 
-    for _ in range(3):
+    # Read once the claim's post would have been answered (two minutes on), then released
+    # and posted a minute later.
+    for _ in range(4):
         run_pass(rt)
         rt.clock.advance(timedelta(minutes=1))
 

@@ -153,15 +153,19 @@ def test_unreadable_history_with_retry_policy_resends_at_least_once(rt, db, slac
 def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, slack):
     mid = seed_message(db)
     slack.inject(Fault(kind="drop_after_receipt", times=1))
-    slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1))
+    slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1, retry_after=30))
     run_tick(rt)
     past_lease(rt)
 
     assert run_tick(rt)["reconciled"] == 0
     doc = message(db, mid)
     assert doc["status"] == "sending"
-    assert doc["lease"]["expires_at"] == rt.clock.now() + LEASE  # taken over, fenced
-    past_lease(rt)
+    # Taken over (fenced), and looked at again once Slack's Retry-After has passed.
+    assert doc["lease"]["owner"] == rt.worker_id
+    assert doc["lease"]["expires_at"] == rt.clock.now() + timedelta(seconds=30)
+    rt.clock.advance(timedelta(seconds=29))
+    assert run_tick(rt)["reconciled"] == 0  # not before
+    rt.clock.advance(timedelta(seconds=1))
     assert run_tick(rt)["sent"] == 1
 
     assert len(slack.posts()) == 1

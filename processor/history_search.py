@@ -1,0 +1,232 @@
+"""Asking Slack's history whether a claimed occurrence went out, within Slack's limits.
+
+- The window is the narrowest that can hold the post. A worker starts a post no later than
+  its claim's `post_deadline`; Slack stamps it before the client's timeout ends; CLOCK_SKEW
+  either side allows for Slack's clock and ours disagreeing. Nothing later can be it.
+- The reading resumes where it stopped: the window, the cursor and the pages read are kept on
+  the ledger entry (`search`), so a lease whose window is longer than one pass can read is
+  settled over several passes, never restarted at the newest page.
+- The history calls come from one budget per pass (HISTORY_CALLS_PER_PASS), shared by every
+  lease the pass reconciles, each taking an even share of what is left, so one busy channel
+  cannot spend the rest. A rate limit (429) ends the pass's reading; the process waits out
+  its Retry-After before calling history again.
+- Only our own posts prove a delivery: the message must carry our metadata event type and
+  the delivery id, and have been posted by this token's bot (`auth.test`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core.exceptions import FailedPrecondition
+from google.cloud import firestore
+
+from core import logs
+from core.runtime import HistoryPause, Runtime
+from core.settings import Settings
+from core.slack import EVENT_TYPE, HistoryPage, Identity, Lookup, Outcome, PostResult, Witness
+
+# Slack's clock and ours may disagree a little; the window allows for it on both sides.
+CLOCK_SKEW = timedelta(minutes=1)
+# A worker starts its post at most this long after its claim (processor.deliver.send).
+POST_START_LIMIT = timedelta(minutes=1)
+
+
+def post_deadline(settings: Settings, claimed_at: datetime) -> datetime:
+    """The latest a worker may start the post of a claim made at `claimed_at`: soon after
+    the claim, and early enough that Slack answers (or the client gives up) before the lease
+    ends. A post started later could land after reconciliation read the window."""
+    lease = timedelta(seconds=settings.lease_seconds - settings.slack_timeout_seconds)
+    return claimed_at + min(POST_START_LIMIT, lease)
+
+
+def too_late_to_post(rt: Runtime, post_by: datetime | None) -> PostResult | None:
+    """RETRY_LATER when the claim's post deadline has passed: nothing is sent, so the
+    occurrence is released for another attempt rather than posted outside its window."""
+    now = rt.clock.now()
+    if post_by is None or now <= post_by:
+        return None
+    return PostResult(
+        Outcome.RETRY_LATER,
+        "post_deadline_passed",
+        retry_after=0,
+        detail=f"the post was not started by {post_by.isoformat()}; not sent, released",
+    )
+
+
+@dataclass(frozen=True)
+class Search:
+    """Where the reading of one occurrence's window stands (the ledger entry's `search`)."""
+
+    oldest: datetime
+    latest: datetime
+    cursor: str | None = None
+    pages: int = 0
+
+    @classmethod
+    def of(cls, settings: Settings, entry: dict[str, Any], claimed_at: datetime) -> Search:
+        """The stored search of a ledger entry, or a new one over the claim's window."""
+        stored = entry.get("search")
+        if isinstance(stored, dict):
+            oldest, latest = stored.get("oldest"), stored.get("latest")
+            cursor, pages = stored.get("cursor"), stored.get("pages")
+            if isinstance(oldest, datetime) and isinstance(latest, datetime):
+                return cls(
+                    oldest,
+                    latest,
+                    cursor if isinstance(cursor, str) and cursor else None,
+                    pages if isinstance(pages, int) else 0,
+                )
+        timeout = timedelta(seconds=settings.slack_timeout_seconds)
+        closes = post_deadline(settings, claimed_at) + timeout + CLOCK_SKEW
+        return cls(claimed_at - CLOCK_SKEW, closes)
+
+    def closed(self, now: datetime) -> bool:
+        """Whether every post the window can hold has been answered (or given up on) by
+        `now`, so that reading it can prove an absence."""
+        return now >= self.latest - CLOCK_SKEW
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            "oldest": self.oldest,
+            "latest": self.latest,
+            "cursor": self.cursor,
+            "pages": self.pages,
+        }
+
+
+class HistoryBudget:
+    """The history calls one pass may make, shared by every lease it reconciles."""
+
+    def __init__(self, calls: int, pause: HistoryPause, now: datetime) -> None:
+        paused = pause.until()
+        self._calls = 0 if paused is not None and paused > now else calls
+        self._pause = pause
+        self._waiting = 0
+        self.resume_at: datetime | None = paused if paused is not None and paused > now else None
+
+    @classmethod
+    def for_pass(cls, rt: Runtime) -> HistoryBudget:
+        return cls(rt.settings.history_calls_per_pass, rt.history_pause, rt.clock.now())
+
+    def expect(self, leases: int) -> None:
+        """`leases` more will ask for a share."""
+        self._waiting += leases
+
+    def share(self) -> int:
+        """The calls the next lease may make: an even share of what is left among the
+        leases still to come (at least one while any is left)."""
+        waiting = max(self._waiting, 1)
+        self._waiting = max(self._waiting - 1, 0)
+        return min(self._calls, math.ceil(self._calls / waiting))
+
+    def spend(self) -> None:
+        self._calls -= 1
+
+    def rate_limited(self, until: datetime) -> None:
+        """Slack answered 429: no more history calls this pass, nor before `until`."""
+        self._calls = 0
+        self.resume_at = until
+        self._pause.wait_until(until)
+
+
+def read_window(
+    rt: Runtime,
+    budget: HistoryBudget,
+    calls: int,
+    channel: str,
+    delivery_id: str,
+    search: Search,
+) -> tuple[Lookup, Search]:
+    """Read at most `calls` pages of the window from where `search` stopped: FOUND (our
+    bot's post carrying `delivery_id`), ABSENT (the whole window read), UNREADABLE, or
+    TRY_LATER with the search as it now stands, to be resumed by a later pass."""
+    for _ in range(calls):
+        budget.spend()
+        page = rt.slack.history_page(channel, search.oldest, search.latest, search.cursor)
+        if page.error is not None:
+            if page.error.code == "invalid_cursor":
+                # The stored cursor is no longer good: read the window again from the top.
+                search = replace(search, cursor=None, pages=0)
+                continue
+            return _failed(rt, budget, page.error), search
+        proof = _proof(rt, page, delivery_id, channel)
+        if proof is not None:
+            return proof, search  # an unreadable identity reads this page again next time
+        search = replace(search, cursor=page.next_cursor, pages=search.pages + 1)
+        if page.next_cursor is None:
+            return Lookup(Witness.ABSENT), search
+    return Lookup(Witness.TRY_LATER, code="history_unfinished"), search
+
+
+def _failed(rt: Runtime, budget: HistoryBudget, error: PostResult) -> Lookup:
+    if error.outcome is Outcome.FAILED:
+        return Lookup(Witness.UNREADABLE, code=error.code)
+    if error.outcome is Outcome.RETRY_LATER:
+        wait = error.retry_after or 1
+        budget.rate_limited(rt.clock.now() + timedelta(seconds=wait))
+        return Lookup(Witness.TRY_LATER, code=error.code, retry_after=wait)
+    return Lookup(Witness.TRY_LATER, code=error.code)
+
+
+def _proof(rt: Runtime, page: HistoryPage, delivery_id: str, channel: str) -> Lookup | None:
+    """FOUND when our bot's post carrying `delivery_id` is on the page; a lookup that is
+    not settled when who we are cannot be asked now; None when the page holds no proof."""
+    candidates = [m for m in page.messages if _carries(m, delivery_id)]
+    if not candidates:
+        return None
+    identity = rt.slack.identity()
+    if not isinstance(identity, Identity):
+        witness = Witness.UNREADABLE if identity.outcome is Outcome.FAILED else Witness.TRY_LATER
+        return Lookup(witness, code=identity.code)
+    for message in candidates:
+        if identity.wrote(message):
+            return Lookup(Witness.FOUND, ts=message.get("ts"))
+        logs.warning(
+            "a message by another app carries this delivery_id; not taken as proof",
+            delivery_id=delivery_id,
+            channel=channel,
+            slack_ts=message.get("ts"),
+            bot_id=message.get("bot_id"),
+            app_id=message.get("app_id"),
+        )
+    return None
+
+
+def _carries(message: dict[str, Any], delivery_id: str) -> bool:
+    metadata = message.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("event_type") != EVENT_TYPE:
+        return False
+    payload = metadata.get("event_payload")
+    return isinstance(payload, dict) and payload.get("delivery_id") == delivery_id
+
+
+def keep_searching(
+    rt: Runtime,
+    subject: tuple[firestore.DocumentReference, Any],
+    ledger: tuple[firestore.DocumentReference, Any],
+    search: Search,
+    resume_at: datetime,
+) -> None:
+    """Keep an unfinished search on the ledger entry and let the lease expire at
+    `resume_at`, when a later pass goes on from there. Conditioned on the reconciler's own
+    take-over (the update times it left on the subject and the ledger entry): if anyone
+    wrote either since, they own it now, and nothing is written."""
+    batch = rt.db.batch()
+    batch.update(
+        subject[0],
+        {"lease.expires_at": resume_at},
+        option=rt.db.write_option(last_update_time=subject[1]),
+    )
+    batch.update(
+        ledger[0],
+        {"search": search.to_document(), "lease_expires_at": resume_at},
+        option=rt.db.write_option(last_update_time=ledger[1]),
+    )
+    try:
+        batch.commit()
+    except FailedPrecondition:
+        return
