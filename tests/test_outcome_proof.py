@@ -100,3 +100,30 @@ def test_the_faults_land_where_the_cases_say(slack):
         recorded[name] = len(slack.posts())
 
     assert recorded == {name: int(name.endswith("-after")) for name in CASES}
+
+
+# -- the bot removed after an ambiguous post -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "code"),
+    [("hold", "unconfirmed", "not_in_channel"), ("retry", "failed", "not_in_channel")],
+)
+def test_bot_removed_after_an_ambiguous_post_is_held_or_escalated_never_resent(
+    rt, db, slack, policy, status, code
+):
+    mid = seed_message(db, channel=CHANNEL, on_ambiguous=policy)
+    slack.inject(error_fault("fatal_error", after_post=True))
+    run_tick(rt)  # the post landed, Slack answered fatal_error: ambiguous
+    slack.set_channel(CHANNEL, member=False)  # then the bot is removed from the channel
+
+    run_until_settled(rt, db, mid)
+    for _ in range(5):  # and nothing changes on later passes
+        rt.clock.advance(timedelta(hours=1))
+        run_tick(rt)
+
+    assert [p.delivery_id for p in slack.posts() if p.channel == CHANNEL] == [
+        message_delivery_id(mid, T0)
+    ]
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_error"]["code"]) == (status, code)
