@@ -4,33 +4,78 @@ unchanged. Tests run it in-process on a background thread; `make run` runs it as
 
     python -m emulator.slack_standin --port 8765
 
+Sources for Slack's behaviour: slackapi/slack-api-specs (web-api/slack_web_openapi_v2.json),
+the method pages on docs.slack.dev / api.slack.com, and Slack's changelog; the module that
+enforces a rule names the source it was taken from (slack_limits, slack_channels,
+slack_history, slack_rate_limits).
+
 Methods (POST or GET /api/<method>). slack_sdk sends chat.postMessage and chat.update as JSON
 and everything else form-encoded (booleans as "1"/"0", blocks/metadata as JSON strings), so
 both encodings are accepted. Every call needs `Authorization: Bearer xoxb-...`; without it the
 answer is `not_authed`, with another kind of token `invalid_auth`.
 
-- auth.test                 -> user_id UBOT, team_id T0001, bot_id B0001
-- chat.postMessage          channel, text, blocks, metadata (object or JSON string) -> ts
-- chat.update               channel, ts, text, blocks, metadata; unknown ts: message_not_found
+- auth.test                 -> user_id UBOT, team_id T0001, bot_id B0001. No app_id: the spec's
+                               success schema (additionalProperties: false) has none.
+- chat.postMessage          channel, text, blocks, metadata (object or JSON string) -> ts and the
+                            message. Channel state: channel_not_found, is_archived,
+                            not_in_channel. Limits (emulator/slack_limits.py): invalid_blocks,
+                            msg_blocks_too_long, invalid_metadata_format, invalid_metadata_schema;
+                            text over 40,000 is stored cut with the message_truncated warning.
+- chat.update               channel, ts, text, blocks, metadata; the same channel checks and
+                            limits; unknown ts: message_not_found
 - conversations.history     channel, oldest, latest, inclusive, limit, cursor,
-                            include_all_metadata; newest first, `metadata` only when asked
+                            include_all_metadata; newest first, `metadata` only when asked.
+                            channel_not_found, not_in_channel (an archived channel stays
+                            readable to a member). Every page carries has_more and
+                            response_metadata.next_cursor, "" at the end (emulator/
+                            slack_history.py).
 - anything else             unknown_method
+
+Every recorded message has `user`, `bot_id` and `app_id`: ours are UBOT, B0001, A0001, and
+history shows a bot's message with bot_id, app_id and a bot_profile, as Slack does; a person's
+message (add_message without bot_id) has only `user`.
 
 Inspection and control, in-process or over HTTP (workers in other processes post to it):
 
-- SlackStandIn(host="127.0.0.1", port=0, clock=None, latency=0.0): start(), stop(), url,
-  control_url,
-  posts() -> [RecordedPost], delivery_ids(), reset() (posts and faults), inject(Fault),
-  clear_faults(); usable as a context manager.
-- GET /_control/posts -> JSON list of posts; POST /_control/reset;
-  POST /_control/faults with a Fault as JSON, e.g. {"kind": "error", "code": "is_archived"}.
+- SlackStandIn(host="127.0.0.1", port=0, clock=None, latency=0.0, skew=timedelta(0)):
+  start(), stop(), url, control_url, usable as a context manager;
+  posts() -> [RecordedPost], delivery_ids(), inject(Fault), clear_faults(),
+  reset() (back to fresh: no posts, faults, channel states, rate limits, skew or page rules).
+- set_channel(channel, *, exists=True, archived=False, member=True); a channel never set is
+  known, not archived, with the bot in it.
+- set_history_page_max(n | None): at most n messages a history page whatever `limit` asks, and
+  n is also the default (Slack's non-Marketplace apps since 2025: 15).
+- set_short_pages(True): while more remain than a page holds, pages run half, empty, full,
+  half, empty, full... of the page size (deterministic; an empty page still has has_more and a
+  non-empty next_cursor). Cursors hold no server state: they work however late they come back.
+- set_rate_limit(method, calls, per_seconds=60) (calls None: no limit): a sliding window on
+  the stand-in's clock; a call beyond it is HTTP 429 {"ok": false, "error": "ratelimited"}
+  with Retry-After = whole seconds until a call frees up (at least 1). Refused calls do not
+  count; every call of the method counts, any page. Checked before faults.
+- set_skew(timedelta): a message's ts is the stand-in's clock + skew.
+- add_message(channel, text, *, metadata=None, blocks=None, user="U0OTHER", bot_id=None,
+  app_id=None) -> ts: a message someone else posted (give another app its own bot_id/app_id).
+  No channel checks or limits: it is already in the channel.
+- RecordedPost(channel, ts, text, blocks, metadata, received_at, user="UBOT", bot_id="B0001",
+  app_id="A0001"); RecordedPost.from_json loads the JSON of GET /_control/posts.
+
+HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wrong>}):
+
+- GET /_control/posts -> JSON list of posts; POST /_control/reset
+- POST /_control/faults      a Fault as JSON, e.g. {"kind": "error", "code": "is_archived"}
+- POST /_control/channels    {"channel": "C1", "exists": true, "archived": false, "member": true}
+- POST /_control/rate_limits {"method": "conversations.history", "calls": 1, "per_seconds": 60}
+- POST /_control/skew        {"seconds": -2.5}
+- POST /_control/pagination  {"page_max": 15, "short_pages": true} (either key)
+- POST /_control/messages    {"channel": "C1", "text": "...", "metadata": ..., "blocks": ...,
+                              "user": ..., "bot_id": ..., "app_id": ...} -> {"ok": true, "ts"}
 
 Latency: `latency` seconds (CLI `--latency-ms`) are added to every API call's answer, after
 the call took effect, as a real Slack round trip would; the benchmark posts against it.
 
-Faults: Fault(kind, channel=None, method="chat.postMessage", times=None, ...) matches calls to
-`method` (None: any method) naming `channel` (None: any channel) and is spent after `times`
-matches (None: never). When several match, the earliest injected wins.
+Faults: Fault(kind, channel=None, method="chat.postMessage", times=None, ..., after_post=False)
+matches calls to `method` (None: any method) naming `channel` (None: any channel) and is spent
+after `times` matches (None: never). When several match, the earliest injected wins.
 
 - "error"               code (required): HTTP 200 {"ok": false, "error": code}. Not recorded.
 - "rate_limit"          retry_after (default 1): HTTP 429, Retry-After header, "ratelimited".
@@ -39,13 +84,15 @@ matches (None: never). When several match, the earliest injected wins.
                         the answer waits `delay` seconds, so a client with a shorter timeout
                         gives up on a message Slack did receive.
 - "drop_after_receipt"  the call takes effect, then the connection closes with no answer.
+- after_post=True       ("error" and "server_error" only; ValueError on other kinds): the call
+                        takes effect first (the post IS recorded and in history), then the
+                        error body or 5xx is answered, as Slack's fatal_error and
+                        internal_error warn: "some aspect of the operation succeeded".
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import binascii
 import copy
 import json
 import logging
@@ -53,74 +100,38 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
+from emulator.slack_channels import ChannelState
+from emulator.slack_faults import Fault as Fault
+from emulator.slack_history import (
+    ONE_MICRO,
+    decode_cursor,
+    encode_cursor,
+    page_size,
+    short_page_size,
+    ts_param,
+)
+from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
+from emulator.slack_rate_limits import RateLimits
 
 BOT_USER_ID = "UBOT"
 TEAM_ID = "T0001"
 BOT_ID = "B0001"
+APP_ID = "A0001"
+OTHER_USER_ID = "U0OTHER"
 
-FaultKind = Literal["error", "rate_limit", "server_error", "slow", "drop_after_receipt"]
-
-# Optional Fault fields each kind takes. A field set on the wrong kind is nearly always a typo
-# in a test, and silently ignoring it would make the test pass for the wrong reason.
-_KIND_FIELDS: dict[str, frozenset[str]] = {
-    "error": frozenset({"code"}),
-    "rate_limit": frozenset({"retry_after"}),
-    "server_error": frozenset({"status", "body"}),
-    "slow": frozenset({"delay"}),
-    "drop_after_receipt": frozenset(),
-}
-_OPTIONAL_FIELDS = frozenset().union(*_KIND_FIELDS.values())
 _DEFAULT_5XX_BODY = "<html><body><h1>500 Internal Server Error</h1></body></html>"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Fault:
-    kind: FaultKind
-    channel: str | None = None
-    method: str | None = "chat.postMessage"
-    times: int | None = None
-    code: str | None = None
-    retry_after: int | None = None
-    status: int | None = None
-    body: str | None = None
-    delay: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KIND_FIELDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; one of {sorted(_KIND_FIELDS)}")
-        stray = {n for n in _OPTIONAL_FIELDS if getattr(self, n) is not None}
-        stray -= _KIND_FIELDS[self.kind]
-        if stray:
-            raise ValueError(f"a {self.kind} fault takes no {', '.join(sorted(stray))}")
-        if self.times is not None and (not isinstance(self.times, int) or self.times < 1):
-            raise ValueError("times must be a whole number of at least 1 (None: unlimited)")
-        if self.kind == "error" and not self.code:
-            raise ValueError("an error fault needs a code, e.g. 'channel_not_found'")
-        if self.kind == "slow" and (self.delay is None or self.delay <= 0):
-            raise ValueError("a slow fault needs a positive delay in seconds")
-        if self.status is not None and not 500 <= self.status <= 599:
-            raise ValueError(f"server_error status must be 5xx, got {self.status}")
-        if self.retry_after is not None and self.retry_after < 0:
-            raise ValueError("retry_after must not be negative")
-
-    @classmethod
-    def from_json(cls, spec: Mapping[str, Any]) -> Fault:
-        unknown = set(spec) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown fault fields: {', '.join(sorted(unknown))}")
-        return cls(**spec)
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,9 @@ class RecordedPost:
     blocks: list[Any] | None
     metadata: dict[str, Any] | None
     received_at: float  # wall-clock epoch seconds, whatever clock the ts comes from
+    user: str = BOT_USER_ID
+    bot_id: str | None = BOT_ID  # None: a person posted it
+    app_id: str | None = APP_ID
 
     @property
     def delivery_id(self) -> str | None:
@@ -141,12 +155,6 @@ class RecordedPost:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordedPost:
         return cls(**data)
-
-
-class _SlackError(Exception):
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,20 @@ class _Reply:
 
 def _reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> _Reply:
     return _Reply(status, json.dumps(payload).encode(), headers=headers)
+
+
+def _fault_reply(fault: Fault) -> _Reply | None:
+    """The answer a fault gives instead of Slack's, or None for kinds that let it answer."""
+    if fault.kind == "error":
+        return _reply({"ok": False, "error": fault.code})
+    if fault.kind == "rate_limit":
+        seconds = 1 if fault.retry_after is None else fault.retry_after
+        return _reply({"ok": False, "error": "ratelimited"}, 429, (("Retry-After", str(seconds)),))
+    if fault.kind == "server_error":
+        body = _DEFAULT_5XX_BODY if fault.body is None else fault.body
+        content_type = "application/json" if body.lstrip().startswith("{") else "text/html"
+        return _Reply(fault.status or 500, body.encode(), content_type=content_type)
+    return None
 
 
 @dataclass
@@ -179,6 +201,7 @@ class SlackStandIn:
         port: int = 0,
         clock: Clock | None = None,
         latency: float = 0.0,
+        skew: timedelta = timedelta(0),
     ) -> None:
         if latency < 0:
             raise ValueError(f"latency must not be negative, got {latency}")
@@ -190,6 +213,11 @@ class SlackStandIn:
         self._posts: list[RecordedPost] = []
         self._faults: list[_ArmedFault] = []
         self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
+        self._channels: dict[str, ChannelState] = {}
+        self._rate_limits = RateLimits()
+        self._skew = skew
+        self._page_max: int | None = None
+        self._short_pages = False
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -252,7 +280,7 @@ class SlackStandIn:
     def control_url(self) -> str:
         return f"http://{self._host}:{self.port}/_control/"
 
-    # -- inspection and faults -------------------------------------------------------------
+    # -- inspection and control ------------------------------------------------------------
 
     def posts(self) -> list[RecordedPost]:
         with self._lock:
@@ -269,10 +297,68 @@ class SlackStandIn:
         with self._lock:
             self._faults.clear()
 
+    def set_channel(
+        self, channel: str, *, exists: bool = True, archived: bool = False, member: bool = True
+    ) -> None:
+        state = ChannelState(exists, archived, member)
+        if not all(isinstance(flag, bool) for flag in (exists, archived, member)):
+            raise ValueError(f"exists, archived and member are true or false, got {state}")
+        with self._lock:
+            self._channels[channel] = state
+
+    def set_rate_limit(self, method: str, calls: int | None, per_seconds: float = 60) -> None:
+        with self._lock:
+            self._rate_limits.set(method, calls, per_seconds)
+
+    def set_skew(self, skew: timedelta) -> None:
+        with self._lock:
+            self._skew = skew
+
+    def set_history_page_max(self, page_max: int | None) -> None:
+        if page_max is not None and (isinstance(page_max, bool) or page_max < 1):
+            raise ValueError(f"a page max is a whole number of at least 1, got {page_max!r}")
+        with self._lock:
+            self._page_max = page_max
+
+    def set_short_pages(self, short: bool) -> None:
+        with self._lock:
+            self._short_pages = bool(short)
+
+    def add_message(
+        self,
+        channel: str,
+        text: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        blocks: list[Any] | None = None,
+        user: str = OTHER_USER_ID,
+        bot_id: str | None = None,
+        app_id: str | None = None,
+    ) -> str:
+        """Records a message someone else posted (a person, or another app when bot_id and
+        app_id are given); returns its ts."""
+        with self._lock:
+            ts = self._next_ts(channel)
+            self._posts.append(
+                RecordedPost(channel, ts, text, blocks, metadata, time.time(), user, bot_id, app_id)
+            )
+        return ts
+
     def reset(self) -> None:
+        """Back to a fresh stand-in: no posts or faults, every channel as never set, no rate
+        limits, no skew, full pages."""
         with self._lock:
             self._posts.clear()
             self._faults.clear()
+            self._channels.clear()
+            self._rate_limits.clear()
+            self._skew = timedelta(0)
+            self._page_max = None
+            self._short_pages = False
+
+    def _channel_state(self, channel: str) -> ChannelState:
+        with self._lock:
+            return self._channels.get(channel, ChannelState())
 
     def _take_fault(self, method: str, channel: str | None) -> Fault | None:
         with self._lock:
@@ -299,27 +385,27 @@ class SlackStandIn:
         auth_error = _auth_error(authorization)
         if auth_error is not None:
             return _reply({"ok": False, "error": auth_error})
+        with self._lock:
+            wait = self._rate_limits.admit(method, self._clock.now())
+        if wait is not None:
+            headers = (("Retry-After", str(wait)),)
+            return _reply({"ok": False, "error": "ratelimited"}, 429, headers)
 
         channel = params.get("channel")
         fault = self._take_fault(method, None if channel is None else str(channel))
-        if fault is not None and fault.kind == "error":
-            return _reply({"ok": False, "error": fault.code})
-        if fault is not None and fault.kind == "rate_limit":
-            seconds = 1 if fault.retry_after is None else fault.retry_after
-            headers = (("Retry-After", str(seconds)),)
-            return _reply({"ok": False, "error": "ratelimited"}, 429, headers)
-        if fault is not None and fault.kind == "server_error":
-            body = _DEFAULT_5XX_BODY if fault.body is None else fault.body
-            content_type = "application/json" if body.lstrip().startswith("{") else "text/html"
-            return _Reply(fault.status or 500, body.encode(), content_type=content_type)
+        instead = None if fault is None else _fault_reply(fault)
+        if fault is not None and instead is not None and not fault.after_post:
+            return instead
 
         try:
             reply = _reply({"ok": True, **handler(params)})
-        except _SlackError as error:
-            reply = _reply({"ok": False, "error": error.code})
-        if fault is not None and fault.kind == "slow":
+        except SlackError as error:
+            reply = _reply(error.body())
+        if fault is not None and instead is not None:  # after_post: it took effect, then this
+            reply = instead
+        elif fault is not None and fault.kind == "slow":
             return replace(reply, delay=self._latency + (fault.delay or 0.0))
-        if fault is not None and fault.kind == "drop_after_receipt":
+        elif fault is not None and fault.kind == "drop_after_receipt":
             return replace(reply, drop=True)
         return replace(reply, delay=self._latency) if self._latency else reply
 
@@ -329,20 +415,65 @@ class SlackStandIn:
         if (command, path) == ("POST", "/_control/reset"):
             self.reset()
             return _reply({"ok": True})
-        if (command, path) == ("POST", "/_control/faults"):
-            try:
-                spec = json.loads(body or b"{}")
-                if not isinstance(spec, dict):
-                    raise ValueError("a fault spec is a JSON object")
-                self.inject(Fault.from_json(spec))
-            except (ValueError, TypeError) as error:
-                return _reply({"ok": False, "error": str(error)}, 400)
-            return _reply({"ok": True})
-        return _reply({"ok": False, "error": "not_found"}, 404)
+        action = self._control_actions().get(path) if command == "POST" else None
+        if action is None:
+            return _reply({"ok": False, "error": "not_found"}, 404)
+        try:
+            spec = json.loads(body or b"{}")
+            if not isinstance(spec, dict):
+                raise ValueError("a control body is a JSON object")
+            answer = action(spec)
+        except (ValueError, TypeError) as error:
+            return _reply({"ok": False, "error": str(error)}, 400)
+        return _reply({"ok": True, **answer})
+
+    def _control_actions(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        def fault(spec: dict[str, Any]) -> dict[str, Any]:
+            self.inject(Fault.from_json(spec))
+            return {}
+
+        def channels(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"channel"}, {"exists", "archived", "member"})
+            self.set_channel(str(spec.pop("channel")), **spec)
+            return {}
+
+        def rate_limits(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"method", "calls"}, {"per_seconds"})
+            self.set_rate_limit(str(spec["method"]), spec["calls"], spec.get("per_seconds", 60))
+            return {}
+
+        def skew(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"seconds"}, set())
+            self.set_skew(timedelta(seconds=float(spec["seconds"])))
+            return {}
+
+        def pagination(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, set(), {"page_max", "short_pages"})
+            if "page_max" in spec:
+                self.set_history_page_max(spec["page_max"])
+            if "short_pages" in spec:
+                self.set_short_pages(spec["short_pages"])
+            return {}
+
+        def messages(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"channel", "text"}, {"metadata", "blocks", "user", "bot_id", "app_id"})
+            channel, text = str(spec.pop("channel")), str(spec.pop("text"))
+            return {"ts": self.add_message(channel, text, **spec)}
+
+        return {
+            "/_control/faults": fault,
+            "/_control/channels": channels,
+            "/_control/rate_limits": rate_limits,
+            "/_control/skew": skew,
+            "/_control/pagination": pagination,
+            "/_control/messages": messages,
+        }
 
     # -- Slack methods ---------------------------------------------------------------------
 
     def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        # The web-api spec's auth.test success schema (additionalProperties: false) has
+        # bot_id but no app_id; that is what Slack answers a bot token.
         return {
             "url": "https://standin.slack.com/",
             "team": "Stand-in",
@@ -355,47 +486,60 @@ class SlackStandIn:
 
     def _post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)
-        text = _optional_str(params.get("text"))
+        text, warnings = truncate_text(_optional_str(params.get("text")))
         blocks = _blocks(params)
         metadata = _metadata(params)
         if not text and not blocks and not params.get("attachments"):
-            raise _SlackError("no_text")
+            raise SlackError("no_text")
+        _raise_if(self._channel_state(channel).post_error())
         with self._lock:
             post = RecordedPost(
                 channel, self._next_ts(channel), text, blocks, metadata, time.time()
             )
             self._posts.append(post)
-        return {"channel": channel, "ts": post.ts, "message": _message(post, with_metadata=True)}
+        message = _message(post, with_metadata=True)
+        return {"channel": channel, "ts": post.ts, "message": message, **_warnings(warnings)}
 
     def _update(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)
         ts = _optional_str(params.get("ts"))
         changes: dict[str, Any] = {}
+        warnings: list[str] = []
         if "text" in params:
-            changes["text"] = _optional_str(params["text"])
+            changes["text"], warnings = truncate_text(_optional_str(params["text"]))
         if "blocks" in params:
             changes["blocks"] = _blocks(params)
         if "metadata" in params:
             changes["metadata"] = _metadata(params)
         if not changes.get("text") and not changes.get("blocks"):
-            raise _SlackError("no_text")
+            raise SlackError("no_text")
+        _raise_if(self._channel_state(channel).post_error())
         with self._lock:
             for index, post in enumerate(self._posts):
                 if post.channel == channel and post.ts == ts:
                     self._posts[index] = updated = replace(post, **changes)
                     break
             else:
-                raise _SlackError("message_not_found")
+                raise SlackError("message_not_found")
         message = _message(updated, with_metadata=True)
-        return {"channel": channel, "ts": updated.ts, "text": message["text"], "message": message}
+        return {
+            "channel": channel,
+            "ts": updated.ts,
+            "text": message["text"],
+            "message": message,
+            **_warnings(warnings),
+        }
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)
-        oldest = _ts_param(params.get("oldest"), "invalid_ts_oldest") or Decimal(0)
-        latest = _ts_param(params.get("latest"), "invalid_ts_latest")
-        before = _decode_cursor(params.get("cursor"))
+        oldest = ts_param(params.get("oldest"), "invalid_ts_oldest") or Decimal(0)
+        latest = ts_param(params.get("latest"), "invalid_ts_latest")
+        before, page_number = decode_cursor(params.get("cursor"))
         inclusive = _flag(params.get("inclusive"))
-        limit = _limit(params.get("limit"))
+        with self._lock:
+            page_max, short = self._page_max, self._short_pages
+        size = page_size(params.get("limit"), page_max)
+        _raise_if(self._channel_state(channel).read_error())
 
         def wanted(ts: Decimal) -> bool:
             above = ts >= oldest if inclusive else ts > oldest
@@ -405,22 +549,30 @@ class SlackStandIn:
         with self._lock:
             matching = [p for p in self._posts if p.channel == channel and wanted(Decimal(p.ts))]
         matching.sort(key=lambda post: Decimal(post.ts), reverse=True)
-        page, rest = matching[:limit], matching[limit:]
+        if len(matching) > size and short:
+            size = short_page_size(page_number, size)
+        page, rest = matching[:size], matching[size:]
         with_metadata = _flag(params.get("include_all_metadata"))
-        result: dict[str, Any] = {
+        next_cursor = ""
+        if rest:
+            # An empty page resumes just above the newest message it did not return.
+            resume = Decimal(page[-1].ts) if page else Decimal(rest[0].ts) + ONE_MICRO
+            next_cursor = encode_cursor(resume, page_number + 1 if short else None)
+        return {
             "messages": [_message(post, with_metadata) for post in page],
             "has_more": bool(rest),
             "pin_count": 0,
+            "channel_actions_ts": None,
+            "channel_actions_count": 0,
+            "response_metadata": {"next_cursor": next_cursor},
         }
-        if rest:
-            result["response_metadata"] = {"next_cursor": _encode_cursor(page[-1].ts)}
-        return result
 
     def _next_ts(self, channel: str) -> str:
         # Real Slack ts are epoch microseconds; they must also be unique per channel, which a
         # fixed test clock alone would not give, hence the bump past the channel's last one
         # issued. Only per channel: a post elsewhere must not push this channel's ts on.
-        micros = (self._clock.now() - _EPOCH) // timedelta(microseconds=1)
+        now = self._clock.now() + self._skew
+        micros = (now - _EPOCH) // timedelta(microseconds=1)
         last = self._last_ts_us[channel] = max(micros, self._last_ts_us.get(channel, -1) + 1)
         return f"{last // 1_000_000}.{last % 1_000_000:06d}"
 
@@ -435,6 +587,28 @@ def _auth_error(authorization: str | None) -> str | None:
     return None if token.strip().startswith("xoxb-") else "invalid_auth"
 
 
+def _only(spec: dict[str, Any], required: set[str], optional: set[str]) -> None:
+    missing = required - set(spec)
+    unknown = set(spec) - required - optional
+    if missing or unknown:
+        raise ValueError(
+            f"missing fields: {', '.join(sorted(missing)) or '-'};"
+            f" unknown fields: {', '.join(sorted(unknown)) or '-'}"
+        )
+
+
+def _raise_if(code: str | None) -> None:
+    if code is not None:
+        raise SlackError(code)
+
+
+def _warnings(warnings: list[str]) -> dict[str, Any]:
+    # Slack's shape for warnings on a successful call (e.g. conversations.join's).
+    if not warnings:
+        return {}
+    return {"warning": ",".join(warnings), "response_metadata": {"warnings": warnings}}
+
+
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -442,7 +616,7 @@ def _optional_str(value: Any) -> str | None:
 def _channel(params: dict[str, Any]) -> str:
     channel = params.get("channel")
     if not channel:
-        raise _SlackError("channel_not_found")
+        raise SlackError("channel_not_found")
     return str(channel)
 
 
@@ -457,7 +631,7 @@ def _json_value(value: Any, error: str) -> Any:
     try:
         return json.loads(value)
     except ValueError:
-        raise _SlackError(error) from None
+        raise SlackError(error) from None
 
 
 def _blocks(params: dict[str, Any]) -> list[Any] | None:
@@ -465,7 +639,8 @@ def _blocks(params: dict[str, Any]) -> list[Any] | None:
         return None
     blocks = _json_value(params["blocks"], "invalid_blocks_format")
     if not isinstance(blocks, list):
-        raise _SlackError("invalid_blocks_format")
+        raise SlackError("invalid_blocks_format")
+    check_blocks(blocks)
     return blocks
 
 
@@ -474,58 +649,29 @@ def _metadata(params: dict[str, Any]) -> dict[str, Any] | None:
         return None
     metadata = _json_value(params["metadata"], "invalid_metadata_format")
     if not isinstance(metadata, dict):
-        raise _SlackError("invalid_metadata_format")
-    if not isinstance(metadata.get("event_type"), str) or not isinstance(
-        metadata.get("event_payload"), dict
-    ):
-        raise _SlackError("invalid_metadata_schema")
+        raise SlackError("invalid_metadata_format")
+    event_type = metadata.get("event_type")
+    if not isinstance(event_type, str) or not isinstance(metadata.get("event_payload"), dict):
+        raise SlackError("invalid_metadata_schema")
+    check_event_type(event_type)
     return metadata
 
 
-def _ts_param(value: Any, error: str) -> Decimal | None:
-    # Decimal, not float: bounds are exclusive, and a float can round a ts onto its neighbour.
-    if value in (None, ""):
-        return None
-    try:
-        return Decimal(str(value))
-    except InvalidOperation:
-        raise _SlackError(error) from None
-
-
-def _limit(value: Any) -> int:
-    if value in (None, ""):
-        return 100
-    try:
-        limit = int(value)
-    except (TypeError, ValueError):
-        raise _SlackError("invalid_limit") from None
-    return 100 if limit <= 0 else min(limit, 999)
-
-
-def _encode_cursor(ts: str) -> str:
-    return base64.b64encode(f"next_ts:{ts}".encode()).decode()
-
-
-def _decode_cursor(value: Any) -> Decimal | None:
-    if value in (None, ""):
-        return None
-    try:
-        prefix, _, ts = base64.b64decode(str(value), validate=True).decode().partition(":")
-        if prefix != "next_ts":
-            raise ValueError(prefix)
-        return Decimal(ts)
-    except (binascii.Error, UnicodeDecodeError, ValueError, InvalidOperation):
-        raise _SlackError("invalid_cursor") from None
-
-
 def _message(post: RecordedPost, with_metadata: bool) -> dict[str, Any]:
-    message: dict[str, Any] = {
-        "type": "message",
-        "user": BOT_USER_ID,
-        "bot_id": BOT_ID,
-        "ts": post.ts,
-        "text": post.text or "",
-    }
+    message: dict[str, Any] = {"type": "message", "user": post.user}
+    if post.bot_id is not None:
+        # What Slack's history carries for an app's message: its bot, app and bot profile.
+        message["bot_id"] = post.bot_id
+        message["app_id"] = post.app_id
+        message["bot_profile"] = {
+            "id": post.bot_id,
+            "app_id": post.app_id,
+            "name": "scheduler-bot" if post.bot_id == BOT_ID else post.bot_id,
+            "deleted": False,
+            "team_id": TEAM_ID,
+        }
+    message["ts"] = post.ts
+    message["text"] = post.text or ""
     if post.blocks is not None:
         message["blocks"] = post.blocks
     if with_metadata and post.metadata is not None:

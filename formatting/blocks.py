@@ -1,4 +1,7 @@
-"""Rendered lines → Block Kit section blocks of at most 3,000 characters.
+"""Rendered lines → Block Kit section blocks of at most 3,000 characters, when the whole
+message fits in the blocks Slack takes: at most 50, and at most 12,000 characters of text
+across them (beyond that Slack answers msg_blocks_too_long; emulator/slack_limits.py gives
+the source of the number).
 
 Content is cut between top-level blocks when it can, else between lines, and only a line
 longer than a whole section is cut inside, at a space where there is one and never inside an
@@ -12,23 +15,21 @@ from typing import Any
 
 from slack_sdk.models.blocks import MarkdownTextObject, SectionBlock
 
-from core.errors import DocumentError
 from formatting.markdown import FENCE, Block, Line
 
 SECTION_LIMIT = 3000
 MAX_BLOCKS = 50
+BLOCKS_TEXT_LIMIT = 12_000
 # Room kept in a section for the fence that closes it when a cut falls inside code.
 _FENCE_ROOM = 40
 
 
-def section_blocks(blocks: list[Block]) -> list[dict[str, Any]]:
+def section_blocks(blocks: list[Block]) -> list[dict[str, Any]] | None:
+    """The message as section blocks, or None when Slack would refuse them as too many or
+    too long: the message then goes as its text alone."""
     texts = section_texts(blocks)
-    if len(texts) > MAX_BLOCKS:
-        raise DocumentError(
-            "message_too_long",
-            f"the formatted message needs {len(texts)} blocks of {SECTION_LIMIT} characters;"
-            f" Slack takes at most {MAX_BLOCKS}",
-        )
+    if len(texts) > MAX_BLOCKS or sum(len(text) for text in texts) > BLOCKS_TEXT_LIMIT:
+        return None
     # to_dict() runs slack_sdk's validation: a section Slack would refuse fails here.
     return [SectionBlock(text=MarkdownTextObject(text=text)).to_dict() for text in texts]
 

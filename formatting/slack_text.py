@@ -5,12 +5,12 @@ This is the security boundary for user text (formatting/escape.py): `&`, `<` and
 escaped except inside the Slack entities an author writes on purpose, and broadcasts are
 neutralised unless the message sets `allow_broadcast`.
 
-Blocks are always sent, not only for long messages: a message then renders the same way
-whatever its length, and slack_sdk validates every post's layout before it leaves. `text` is
-what notifications, search and clients without Block Kit show; it holds the whole mrkdwn
-unless that exceeds the 40,000 characters chat.postMessage keeps, in which case it is cut by
-us at a line boundary (never inside an entity, as Slack's own truncation could) and ends
-with an ellipsis. The blocks always carry the whole message.
+Blocks are sent whenever Slack takes them (at most 50 sections and 12,000 characters across
+them), not only for long messages, and slack_sdk validates every such post's layout before
+it leaves. `text` always holds the whole mrkdwn: notifications, search and clients without
+Block Kit show it, and a message too long for blocks is sent as that text alone, which Slack
+renders as the same mrkdwn. A message whose mrkdwn exceeds the 40,000 characters
+chat.postMessage keeps is refused (`message_too_long`), never sent cut.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import DocumentError
-from formatting.blocks import cut_point, section_blocks
+from formatting.blocks import section_blocks
 from formatting.escape import escape
 from formatting.markdown import join, to_blocks
 
@@ -27,7 +27,6 @@ from formatting.markdown import join, to_blocks
 __all__ = ["SlackMessage", "escape", "to_slack"]
 
 TEXT_LIMIT = 40_000
-_ELLIPSIS = "\n…"
 
 
 @dataclass(frozen=True)
@@ -40,14 +39,11 @@ def to_slack(source: str, *, allow_broadcast: bool = False) -> SlackMessage:
     rendered = to_blocks(source, allow_broadcast=allow_broadcast)
     if not rendered:
         raise DocumentError("empty_text", "the text renders to nothing Slack can show")
-    return SlackMessage(text=_fallback(join(rendered)), blocks=section_blocks(rendered))
-
-
-def _fallback(mrkdwn: str) -> str:
-    if len(mrkdwn) <= TEXT_LIMIT:
-        return mrkdwn
-    room = TEXT_LIMIT - len(_ELLIPSIS)
-    cut = mrkdwn.rfind("\n", 0, room + 1)
-    if cut <= 0:
-        cut = cut_point(mrkdwn, room)
-    return mrkdwn[:cut].rstrip() + _ELLIPSIS
+    text = join(rendered)
+    if len(text) > TEXT_LIMIT:
+        raise DocumentError(
+            "message_too_long",
+            f"the formatted message is {len(text):,} characters (escaping included);"
+            f" Slack keeps at most {TEXT_LIMIT:,}",
+        )
+    return SlackMessage(text=text, blocks=section_blocks(rendered))

@@ -589,14 +589,14 @@ def test_delete_with_a_stale_if_match_is_412(api, db):
 
 
 def test_a_text_too_long_once_formatted_is_422_on_create_and_preview(api, db):
-    # Under 40,000 characters as typed, but escaping makes it 66 blocks: Slack takes 50.
+    # Under 40,000 characters as typed, but escaping makes it 195,000: Slack keeps 40,000.
     body = {"channel": "C0123ABCD", "text": "&" * 39_000, "send_at": "2027-01-05T09:00:00Z"}
 
     for path in ("/messages", "/preview"):
         status, answer = call(api, "POST", path, body)
         assert status == 422
         assert [d["field"] for d in answer["details"]] == ["text"]
-        assert "50" in answer["details"][0]["message"]
+        assert "40,000" in answer["details"][0]["message"]
     assert list(db.collection(MESSAGES).stream()) == []
 
 

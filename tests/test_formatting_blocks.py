@@ -1,6 +1,6 @@
 """Long content as Block Kit: sections of at most 3,000 characters cut at paragraph or line
-boundaries, code fences closed and reopened across a cut, at most 50 blocks, and a `text`
-fallback that is always set."""
+boundaries, code fences closed and reopened across a cut; blocks only while Slack takes them
+(50, and 12,000 characters across them), else the whole message as text; `text` always set."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from core.errors import DocumentError
+from formatting import blocks
+from formatting.markdown import to_blocks
 from formatting.slack_text import TEXT_LIMIT, to_slack
 
 
 def section_texts(source: str) -> list[str]:
-    message = to_slack(source)
-    assert message.blocks is not None
-    assert all(block["type"] == "section" for block in message.blocks)
-    return [block["text"]["text"] for block in message.blocks]
+    """How the source is cut into sections, whether or not the sections are then sent."""
+    return blocks.section_texts(to_blocks(source, allow_broadcast=False))
 
 
 def test_paragraphs_are_packed_into_sections_and_cut_between_paragraphs():
@@ -67,37 +67,42 @@ def test_a_line_longer_than_a_section_is_cut_at_a_space_never_inside_an_entity()
         assert not re.search(r"&[a-z]{0,3}$", text), "an escape was cut"
 
 
-def test_more_than_fifty_blocks_is_a_message_too_long_error():
+def test_a_message_longer_than_slack_keeps_is_a_message_too_long_error():
     paragraphs = ["p " + "x" * 2900 for _ in range(51)]
     with pytest.raises(DocumentError) as error:
         to_slack("\n\n".join(paragraphs))
     assert error.value.code == "message_too_long"
-    assert "51 blocks" in error.value.message
-
-
-def test_fifty_blocks_are_still_sent():
-    paragraphs = ["p " + "x" * 2900 for _ in range(50)]
-    assert len(section_texts("\n\n".join(paragraphs))) == 50
+    assert "148," in error.value.message and "40,000" in error.value.message
 
 
 def test_the_fallback_text_holds_the_whole_message_when_it_fits():
-    source = "\n\n".join(f"**{n}** " + "t" * 500 for n in range(40))
+    source = "\n\n".join(f"**{n}** " + "t" * 500 for n in range(20))
     message = to_slack(source)
     assert len(message.text) < TEXT_LIMIT
     assert message.blocks is not None
     assert message.text == "\n\n".join(block["text"]["text"] for block in message.blocks)
 
 
-def test_the_fallback_text_is_cut_at_a_line_below_slacks_limit():
-    # Escaping grows the text: 12,000 "<>&" characters become 52,000 characters for Slack.
+def test_escaping_past_slacks_40000_characters_is_refused_not_cut():
+    # 12,000 "<>&" characters become 52,000 characters for Slack; cut, it would lose lines.
     source = "\n".join("<>&" * 10 + f" {n}" for n in range(400))
+    with pytest.raises(DocumentError) as error:
+        to_slack(source)
+    assert error.value.code == "message_too_long"
+
+
+def test_a_message_too_long_for_blocks_goes_whole_as_text():
+    # 5 sections of ~2,900: 50 blocks would do, but Slack takes 12,000 characters of blocks.
+    source = "\n\n".join("p " + "x" * 2900 for _ in range(5))
     message = to_slack(source)
-    assert len(message.text) <= TEXT_LIMIT
-    assert message.text.endswith("\n…")
-    kept = message.text.removesuffix("\n…").split("\n")
-    assert kept == [line for line in kept if line.endswith(tuple("0123456789"))]
-    assert message.blocks is not None
-    assert sum(len(block["text"]["text"]) for block in message.blocks) > TEXT_LIMIT
+    assert message.blocks is None
+    assert message.text == source
+
+
+def test_blocks_up_to_slacks_cumulative_limit_are_sent():
+    source = "\n\n".join("p " + "x" * 2000 for _ in range(5))  # 10,018 characters
+    message = to_slack(source)
+    assert message.blocks is not None and len(message.blocks) == 5
 
 
 def test_blocks_are_valid_block_kit():

@@ -4,12 +4,18 @@ author did not write as a Slack entity reaches Slack as one, broadcasts least of
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from hypothesis import example, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from core.errors import DocumentError
-from formatting.slack_text import SlackMessage, to_slack
+from core.slack import delivery_metadata
+from emulator.slack_standin import SlackStandIn
+from formatting.slack_text import TEXT_LIMIT, SlackMessage, to_slack
 
 # What may follow a `<` in what we send: the entities an author may write and our links.
 ENTITY = re.compile(
@@ -143,3 +149,47 @@ def test_only_text_without_a_letter_or_digit_can_render_to_nothing(source):
         assert not any(char.isalnum() for char in source)
     else:
         assert message.text.strip()
+
+
+# -- what Slack does with it -----------------------------------------------------------------
+
+# Long sources up to the API's 40,000 characters: a short source repeated, as paragraphs.
+LONG_SOURCES = st.builds(
+    lambda piece, times: ((piece or "w") + "\n\n") * times,
+    SOURCES,
+    st.integers(min_value=1, max_value=1500),
+).filter(lambda source: len(source) <= TEXT_LIMIT)
+# Slack's refusals and trims (emulator/slack_limits.py); the formatter must hit none.
+SLACK_REFUSALS = {"invalid_blocks", "msg_blocks_too_long", "invalid_metadata_format"}
+
+
+@pytest.fixture(scope="module")
+def slack_client() -> Iterator[WebClient]:
+    with SlackStandIn() as standin:
+        yield WebClient(token="xoxb-formatting", base_url=standin.url, retry_handlers=[])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(st.one_of(SOURCES, LONG_SOURCES))
+@example("\n\n".join("p " + "x" * 2900 for _ in range(5)))  # 14,500 characters of sections
+@example("\n".join("<>&" * 10 + f" {n}" for n in range(400)))  # escaping grows it past 40,000
+@example("x" * 3001)
+def test_slack_takes_what_the_formatter_sends_whole_or_it_is_refused_first(slack_client, source):
+    try:
+        message = to_slack(source)
+    except DocumentError as error:
+        # Refused before posting, naming why: nothing visible, or more than Slack keeps.
+        assert error.code in ("empty_text", "message_too_long"), error
+        assert error.code == "empty_text" or len(source) > TEXT_LIMIT // 10, error
+        return
+    try:
+        response = slack_client.chat_postMessage(
+            channel="C0FORMAT",
+            text=message.text,
+            blocks=message.blocks,
+            metadata=delivery_metadata("m:formatting:1"),
+        )
+    except SlackApiError as error:
+        assert error.response["error"] not in SLACK_REFUSALS, error.response.data
+        raise
+    assert "warning" not in response.data  # nothing truncated: Slack kept the message whole

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,13 @@ T0 = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)  # epoch 1700000000
 
 
 @pytest.fixture
-def standin() -> Iterator[SlackStandIn]:
-    with SlackStandIn(clock=FixedClock(T0)) as running:
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def standin(clock: FixedClock) -> Iterator[SlackStandIn]:
+    with SlackStandIn(clock=clock) as running:
         yield running
 
 
@@ -324,3 +329,323 @@ def test_latency_delays_every_answer_after_the_call_took_effect() -> None:
 def test_negative_latency_is_refused() -> None:
     with pytest.raises(ValueError, match="latency"):
         SlackStandIn(latency=-1)
+
+
+def slack_error(call: Any) -> Any:
+    with pytest.raises(SlackApiError) as raised:
+        call()
+    return raised.value.response
+
+
+def walk_history(standin: SlackStandIn, channel: str = "C1", **kwargs: Any) -> list[list[str]]:
+    """Every page's texts, following next_cursor until it is empty, as a caller must."""
+    slack, pages, cursor = client(standin), [], ""
+    while True:
+        page = slack.conversations_history(channel=channel, cursor=cursor or None, **kwargs)
+        pages.append([m["text"] for m in page["messages"]])
+        cursor = page["response_metadata"]["next_cursor"]
+        assert page["has_more"] == bool(cursor)
+        if not cursor:
+            return pages
+
+
+# -- channels --------------------------------------------------------------------------------
+
+
+def test_channel_state_answers_posts_and_history_with_slacks_codes(standin: SlackStandIn) -> None:
+    post(standin, channel="CARCH")
+    standin.set_channel("CGONE", exists=False)
+    standin.set_channel("CARCH", archived=True)
+    standin.set_channel("COUT", member=False)
+    slack = client(standin)
+
+    posting = [
+        slack_error(lambda c=c: post(standin, channel=c))["error"]
+        for c in ("CGONE", "CARCH", "COUT")
+    ]
+    reading = [
+        slack_error(lambda c=c: slack.conversations_history(channel=c))["error"]
+        for c in ("CGONE", "COUT")
+    ]
+    archived = slack.conversations_history(channel="CARCH")
+
+    assert posting == ["channel_not_found", "is_archived", "not_in_channel"]
+    assert reading == ["channel_not_found", "not_in_channel"]
+    assert [m["text"] for m in archived["messages"]] == ["hello"]  # still readable by a member
+    assert [p.channel for p in standin.posts()] == ["CARCH"]
+    assert post(standin, channel="CNEVERSET")["ok"]
+
+
+def test_bot_removed_mid_test_over_http(standin: SlackStandIn) -> None:
+    post(standin)
+    body = {"channel": "C1", "exists": True, "archived": False, "member": False}
+
+    assert control(standin, "POST", "channels", body) == (200, {"ok": True})
+    assert slack_error(lambda: client(standin).conversations_history(channel="C1"))["error"] == (
+        "not_in_channel"
+    )
+    assert control(standin, "POST", "channels", {"channel": "C1", "member": True})[0] == 200
+    assert client(standin).conversations_history(channel="C1")["messages"]
+    assert control(standin, "POST", "channels", {"member": False})[0] == 400
+    assert control(standin, "POST", "channels", {"channel": "C1", "member": "no"})[0] == 400
+
+
+# -- faults after the post -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "error"),
+    [
+        (Fault(kind="error", code="fatal_error", after_post=True), 200, "fatal_error"),
+        (Fault(kind="server_error", status=503, after_post=True), 503, None),
+    ],
+)
+def test_fault_after_post_records_the_post_then_answers_the_fault(
+    standin: SlackStandIn, fault: Fault, status: int, error: str | None
+) -> None:
+    standin.inject(fault)
+
+    response = slack_error(lambda: post(standin, metadata=METADATA))
+    history = client(standin).conversations_history(channel="C1")
+
+    assert response.status_code == status
+    assert error is None or response["error"] == error
+    assert standin.delivery_ids() == ["d1"]
+    assert [m["ts"] for m in history["messages"]] == [standin.posts()[0].ts]
+
+
+def test_after_post_is_only_for_error_and_server_error(standin: SlackStandIn) -> None:
+    for kind, extra in (("rate_limit", {}), ("slow", {"delay": 1.0}), ("drop_after_receipt", {})):
+        with pytest.raises(ValueError, match="after_post applies to error and server_error"):
+            Fault(kind=kind, after_post=True, **extra)  # type: ignore[arg-type]
+    spec = {"kind": "error", "code": "internal_error", "after_post": True, "times": 1}
+
+    assert control(standin, "POST", "faults", spec) == (200, {"ok": True})
+    assert slack_error(lambda: post(standin))["error"] == "internal_error"
+    assert len(standin.posts()) == 1
+
+
+# -- pagination ------------------------------------------------------------------------------
+
+
+def test_page_max_caps_every_page_whatever_limit_asks(standin: SlackStandIn) -> None:
+    for i in range(40):
+        post(standin, text=f"m{i}")
+    standin.set_history_page_max(15)
+
+    pages = walk_history(standin, limit=200)
+    default = client(standin).conversations_history(channel="C1")
+
+    assert [len(p) for p in pages] == [15, 15, 10]
+    assert [t for p in pages for t in p] == [f"m{i}" for i in reversed(range(40))]
+    assert len(default["messages"]) == 15
+
+
+def test_short_pages_are_short_or_empty_while_more_remain(
+    standin: SlackStandIn, clock: FixedClock
+) -> None:
+    for i in range(30):
+        post(standin, text=f"m{i}")
+    standin.set_short_pages(True)
+    slack = client(standin)
+
+    first = slack.conversations_history(channel="C1", limit=10)
+    clock.advance(timedelta(minutes=10))  # a cursor holds no server state: it keeps working
+    second = slack.conversations_history(
+        channel="C1", limit=10, cursor=first["response_metadata"]["next_cursor"]
+    )
+    pages = walk_history(standin, limit=10)
+
+    assert len(first["messages"]) == 5 and first["has_more"]
+    assert second["messages"] == [] and second["has_more"]
+    assert second["response_metadata"]["next_cursor"]
+    assert [len(p) for p in pages] == [5, 0, 10, 5, 10]  # the last page is the rest
+    assert [t for p in pages for t in p] == [f"m{i}" for i in reversed(range(30))]
+
+
+def test_end_of_history_is_an_empty_next_cursor(standin: SlackStandIn) -> None:
+    post(standin)
+
+    page = client(standin).conversations_history(channel="C1", limit=5)
+
+    assert page["has_more"] is False
+    assert page["response_metadata"] == {"next_cursor": ""}
+
+
+def test_pagination_control_endpoint(standin: SlackStandIn) -> None:
+    for i in range(4):
+        post(standin, text=f"m{i}")
+
+    assert control(standin, "POST", "pagination", {"page_max": 2, "short_pages": False})[0] == 200
+    assert [len(p) for p in walk_history(standin)] == [2, 2]
+    assert control(standin, "POST", "pagination", {"page_max": 0})[0] == 400
+
+
+# -- rate limits -----------------------------------------------------------------------------
+
+
+def test_rate_limit_is_a_sliding_window_on_the_standins_clock(
+    standin: SlackStandIn, clock: FixedClock
+) -> None:
+    for i in range(3):
+        post(standin, text=f"m{i}")
+    standin.set_rate_limit("conversations.history", 2, per_seconds=60)
+    slack = client(standin)
+
+    first = slack.conversations_history(channel="C1", limit=1)
+    clock.advance(timedelta(seconds=20))
+    slack.conversations_history(
+        channel="C1", limit=1, cursor=first["response_metadata"]["next_cursor"]
+    )
+    refused = [slack_error(lambda: slack.conversations_history(channel="C1")) for _ in range(3)]
+    posted = post(standin)  # other methods are not limited
+    clock.advance(timedelta(seconds=39, milliseconds=500))
+    still = slack_error(lambda: slack.conversations_history(channel="C1"))
+    clock.advance(timedelta(milliseconds=500))
+    again = slack.conversations_history(channel="C1")
+
+    assert [r.status_code for r in refused] == [429, 429, 429]
+    assert {r["error"] for r in refused} == {"ratelimited"}
+    assert [r.headers["Retry-After"] for r in refused] == ["40", "40", "40"]  # refused: uncounted
+    assert posted["ok"] and again["ok"]
+    assert still.headers["Retry-After"] == "1"  # half a second left rounds up to whole seconds
+
+
+def test_rate_limit_can_be_cleared_and_set_over_http(standin: SlackStandIn) -> None:
+    spec = {"method": "chat.postMessage", "calls": 1, "per_seconds": 60}
+
+    assert control(standin, "POST", "rate_limits", spec) == (200, {"ok": True})
+    post(standin)
+    assert slack_error(lambda: post(standin)).status_code == 429
+    standin.set_rate_limit("chat.postMessage", None)
+    assert post(standin)["ok"]
+    assert control(standin, "POST", "rate_limits", {"method": "x", "calls": 0})[0] == 400
+
+
+# -- clock skew ------------------------------------------------------------------------------
+
+
+def test_ts_come_from_the_standins_clock_plus_skew(clock: FixedClock) -> None:
+    with SlackStandIn(clock=clock, skew=timedelta(seconds=-3)) as standin:
+        behind = post(standin)["ts"]
+        standin.set_skew(timedelta(seconds=2.5))
+        ahead = post(standin, channel="C2")["ts"]
+        assert control(standin, "POST", "skew", {"seconds": 10})[0] == 200
+        later = post(standin, channel="C3")["ts"]
+
+    assert (behind, ahead, later) == ("1699999997.000000", "1700000002.500000", "1700000010.000000")
+
+
+# -- authorship ------------------------------------------------------------------------------
+
+
+def test_our_posts_carry_our_bot_and_app_in_history(standin: SlackStandIn) -> None:
+    ts = post(standin, metadata=METADATA)["ts"]
+
+    [message] = client(standin).conversations_history(channel="C1")["messages"]
+    [recorded] = standin.posts()
+
+    assert (message["ts"], message["user"], message["bot_id"], message["app_id"]) == (
+        ts,
+        "UBOT",
+        "B0001",
+        "A0001",
+    )
+    assert message["bot_profile"]["app_id"] == "A0001"
+    assert (recorded.user, recorded.bot_id, recorded.app_id) == ("UBOT", "B0001", "A0001")
+    assert "app_id" not in client(standin).auth_test().data  # as Slack's auth.test schema
+
+
+def test_messages_from_others_are_in_history_with_their_own_authorship(
+    standin: SlackStandIn,
+) -> None:
+    ours = post(standin, metadata=METADATA)["ts"]
+    theirs = standin.add_message(
+        "C1", "copy", metadata=METADATA, user="U0APP2", bot_id="B0002", app_id="A0002"
+    )
+    status, answer = control(standin, "POST", "messages", {"channel": "C1", "text": "by hand"})
+
+    messages = client(standin).conversations_history(channel="C1", include_all_metadata=True)[
+        "messages"
+    ]
+
+    assert status == 200 and answer["ok"]
+    assert [(m["ts"], m.get("bot_id"), m.get("app_id")) for m in messages] == [
+        (answer["ts"], None, None),
+        (theirs, "B0002", "A0002"),
+        (ours, "B0001", "A0001"),
+    ]
+    assert messages[1]["metadata"] == METADATA and messages[0]["user"] == "U0OTHER"
+    assert standin.delivery_ids() == ["d1", "d1", None]
+
+
+def test_old_shaped_recorded_posts_still_load() -> None:
+    old = {"channel": "C1", "ts": "1.000001", "text": "x", "blocks": None, "metadata": None}
+
+    loaded = RecordedPost.from_json({**old, "received_at": 0.0})
+
+    assert (loaded.user, loaded.bot_id, loaded.app_id) == ("UBOT", "B0001", "A0001")
+
+
+# -- limits ----------------------------------------------------------------------------------
+
+
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+@pytest.mark.parametrize(
+    ("blocks", "error"),
+    [
+        ([section("x")] * 51, "invalid_blocks"),
+        ([section("x" * 3001)], "invalid_blocks"),
+        ([{"type": "carousel_of_doom"}], "invalid_blocks"),
+        ([{"text": "no type"}], "invalid_blocks"),
+        ([section("x" * 3000)] * 5, "msg_blocks_too_long"),
+    ],
+    ids=["51-blocks", "section-3001", "unknown-type", "no-type", "13500-characters"],
+)
+def test_blocks_slack_refuses_are_refused_on_post_and_update(
+    standin: SlackStandIn, blocks: list[Any], error: str
+) -> None:
+    ts = post(standin)["ts"]
+    slack = client(standin)
+
+    posting = slack_error(lambda: slack.chat_postMessage(channel="C1", text="t", blocks=blocks))
+    updating = slack_error(lambda: slack.chat_update(channel="C1", ts=ts, text="t", blocks=blocks))
+
+    assert (posting["error"], updating["error"]) == (error, error)
+    assert [p.text for p in standin.posts()] == ["hello"]
+
+
+def test_blocks_at_the_limits_are_accepted(standin: SlackStandIn) -> None:
+    at_limits = [section("x" * 3000)] * 4 + [{"type": "divider"}] * 46  # 50 blocks, 12,000
+
+    assert post(standin, text="t", blocks=at_limits)["ok"]
+    assert standin.posts()[0].blocks == at_limits
+
+
+def test_text_over_40000_is_truncated_with_slacks_warning(standin: SlackStandIn) -> None:
+    response = post(standin, text="x" * 40_001)
+    ts = post(standin, text="short")["ts"]
+    updated = client(standin).chat_update(channel="C1", ts=ts, text="y" * 50_000)
+    plain = post(standin, text="x" * 40_000)
+
+    assert response["warning"] == "message_truncated"
+    assert response["response_metadata"]["warnings"] == ["message_truncated"]
+    assert updated["warning"] == "message_truncated"
+    assert "warning" not in plain.data
+    assert [len(p.text or "") for p in standin.posts()] == [40_000, 40_000, 40_000]
+
+
+@pytest.mark.parametrize("event_type", ["", "scheduled message", "sched-uled", "x" * 256, "é"])
+def test_malformed_event_type_is_invalid_metadata_format(
+    standin: SlackStandIn, event_type: str
+) -> None:
+    metadata = {"event_type": event_type, "event_payload": {"delivery_id": "d1"}}
+
+    assert slack_error(lambda: post(standin, metadata=metadata))["error"] == (
+        "invalid_metadata_format"
+    )
+    assert standin.posts() == []
+    assert post(standin, metadata={**metadata, "event_type": "x" * 255})["ok"]
