@@ -28,6 +28,7 @@ from core import logs
 from core.runtime import HistoryPause, Runtime
 from core.settings import Settings
 from core.slack import EVENT_TYPE, HistoryPage, Identity, Lookup, Outcome, PostResult, Witness
+from processor.held import history_unreadable
 
 # Slack's clock and ours may disagree a little; the window allows for it on both sides.
 CLOCK_SKEW = timedelta(minutes=1)
@@ -59,8 +60,10 @@ def too_late_to_post(rt: Runtime, post_by: datetime | None) -> PostResult | None
 
 @dataclass(frozen=True)
 class Search:
-    """Where the reading of one occurrence's window stands (the ledger entry's `search`)."""
+    """Where the reading of one occurrence's window stands (the ledger entry's `search`,
+    all but `claimed_at`, which is the entry's own)."""
 
+    claimed_at: datetime
     oldest: datetime
     latest: datetime
     cursor: str | None = None
@@ -75,6 +78,7 @@ class Search:
             cursor, pages = stored.get("cursor"), stored.get("pages")
             if isinstance(oldest, datetime) and isinstance(latest, datetime):
                 return cls(
+                    claimed_at,
                     oldest,
                     latest,
                     cursor if isinstance(cursor, str) and cursor else None,
@@ -82,7 +86,7 @@ class Search:
                 )
         timeout = timedelta(seconds=settings.slack_timeout_seconds)
         closes = post_deadline(settings, claimed_at) + timeout + CLOCK_SKEW
-        return cls(claimed_at - CLOCK_SKEW, closes)
+        return cls(claimed_at, claimed_at - CLOCK_SKEW, closes)
 
     def closed(self, now: datetime) -> bool:
         """Whether every post the window can hold has been answered (or given up on) by
@@ -131,6 +135,40 @@ class HistoryBudget:
         self._calls = 0
         self.resume_at = until
         self._pause.wait_until(until)
+
+
+def searchable(rt: Runtime, entry: dict[str, Any], fallback: datetime) -> Search | None:
+    """The ledger entry's search (a new one over its claim's window; `fallback` stands in
+    for a missing `claimed_at`), or None while a post may still be on its way into it."""
+    claimed_at = entry.get("claimed_at")
+    search = Search.of(
+        rt.settings, entry, claimed_at if isinstance(claimed_at, datetime) else fallback
+    )
+    return search if search.closed(rt.clock.now()) else None
+
+
+def ask_history(
+    rt: Runtime,
+    budget: HistoryBudget,
+    calls: int,
+    channel: str,
+    search: Search,
+    fence: tuple[tuple[Any, Any], tuple[Any, Any]],
+    **subject: Any,
+) -> Lookup:
+    """Read on in the window (`read_window`) for `subject["delivery_id"]`. When it is not
+    settled, the search is kept for a later pass (`keep_searching`, under `fence`: the
+    subject's and the ledger entry's references with the update times the take-over left),
+    and a WARNING is logged, escalated an hour after the claim (processor.held)."""
+    delivery_id = subject.pop("delivery_id")
+    lookup, search = read_window(rt, budget, calls, channel, delivery_id, search)
+    if lookup.witness is not Witness.TRY_LATER:
+        return lookup
+    keep_searching(rt, fence[0], fence[1], search, budget.resume_at or rt.clock.now())
+    history_unreadable(
+        rt, delivery_id, search.claimed_at, lookup.code, history_pages=search.pages, **subject
+    )
+    return lookup
 
 
 def read_window(

@@ -46,8 +46,8 @@ from core.store import DELIVERIES, Snapshot, expired_leases, unusable_leases
 from processor.claim import Claim, reject_document
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
-from processor.held import history_unreadable, hold_lease
-from processor.history_search import HistoryBudget, Search, keep_searching, read_window
+from processor.held import hold_lease
+from processor.history_search import HistoryBudget, ask_history, searchable
 from processor.outcome import Result, tally
 
 BACKOFF_BASE = timedelta(minutes=1)
@@ -127,36 +127,27 @@ def reconcile_one(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result 
     ledger = _claimed_entry(rt, snap, message.id, occurrence)
     if ledger is None:
         return None
-    entry = ledger.to_dict() or {}
-    claimed_at = entry.get("claimed_at")
-    claimed_at = claimed_at if isinstance(claimed_at, datetime) else occurrence
-    search = Search.of(rt.settings, entry, claimed_at)
-    if not search.closed(rt.clock.now()):
+    search = searchable(rt, ledger.to_dict() or {}, occurrence)
+    if search is None:
         return None  # the post may still be on its way: read the window once it has closed
     claim = _take_over(rt, snap, ledger, message, occurrence)
     if claim is None:
         return Result.DUPLICATE  # another reconciler (or the late worker) got there first
-    lookup, search = read_window(rt, budget, calls, message.channel, claim.delivery_id, search)
+    lookup = ask_history(
+        rt,
+        budget,
+        calls,
+        message.channel,
+        search,
+        ((snap.reference, claim.message_version), (ledger.reference, claim.ledger_version)),
+        delivery_id=claim.delivery_id,
+        occurrence_at=occurrence,
+        message_id=message.id,
+    )
     post = verdict(
         lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
     )
     if post is None:
-        keep_searching(
-            rt,
-            (snap.reference, claim.message_version),
-            (ledger.reference, claim.ledger_version),
-            search,
-            budget.resume_at or rt.clock.now(),
-        )
-        history_unreadable(
-            rt,
-            claim.delivery_id,
-            claimed_at,
-            lookup.code,
-            occurrence_at=occurrence,
-            message_id=message.id,
-            history_pages=search.pages,
-        )
         return None
     if post.outcome is Outcome.AMBIGUOUS:
         result = hold_unconfirmed(rt, claim, post.code, post.detail)

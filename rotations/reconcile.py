@@ -12,7 +12,7 @@ its ledger entry is not `claimed`) is held for a person (processor.held).
 from __future__ import annotations
 
 from collections import Counter
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 from core.errors import DocumentError
@@ -21,8 +21,8 @@ from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
-from processor.held import history_unreadable, hold_lease
-from processor.history_search import HistoryBudget, Search, keep_searching, read_window
+from processor.held import hold_lease
+from processor.history_search import HistoryBudget, ask_history, searchable
 from processor.outcome import Result
 from processor.reconcile import settle_each, take_over_lease, verdict
 from rotations.claim import DayClaim
@@ -55,37 +55,28 @@ def reconcile_day(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result 
     ledger = _claimed_entry(rt, snap, rotation, day)
     if ledger is None:
         return None
-    entry = ledger.to_dict() or {}
-    claimed_at = entry.get("claimed_at")
-    claimed_at = claimed_at if isinstance(claimed_at, datetime) else rotation.due_at(day)
-    search = Search.of(rt.settings, entry, claimed_at)
-    if not search.closed(rt.clock.now()):
+    search = searchable(rt, ledger.to_dict() or {}, rotation.due_at(day))
+    if search is None:
         return None  # the post may still be on its way: read the window once it has closed
     claim = _take_over(rt, snap, ledger, rotation, day, lease, data)
     if claim is None:
         return Result.DUPLICATE
-    lookup, search = read_window(rt, budget, calls, rotation.channel, claim.delivery_id, search)
+    lookup = ask_history(
+        rt,
+        budget,
+        calls,
+        rotation.channel,
+        search,
+        ((snap.reference, claim.rotation_version), (ledger.reference, claim.ledger_version)),
+        delivery_id=claim.delivery_id,
+        occurrence_at=claim.due_at,
+        rotation_id=rotation.id,
+        occurrence_date=day.isoformat(),
+    )
     post = verdict(
         lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
     )
     if post is None:
-        keep_searching(
-            rt,
-            (snap.reference, claim.rotation_version),
-            (ledger.reference, claim.ledger_version),
-            search,
-            budget.resume_at or rt.clock.now(),
-        )
-        history_unreadable(
-            rt,
-            claim.delivery_id,
-            claimed_at,
-            lookup.code,
-            occurrence_at=claim.due_at,
-            rotation_id=rotation.id,
-            occurrence_date=day.isoformat(),
-            history_pages=search.pages,
-        )
         return None
     if post.outcome is Outcome.AMBIGUOUS:
         result = hold_day_unconfirmed(rt, claim, post.code, post.detail)

@@ -22,7 +22,7 @@ from core.models import message_delivery_id
 from core.slack import Outcome
 from core.store import MESSAGES
 from emulator.slack_standin import Fault, SlackStandIn
-from processor.claim import claim_message
+from processor.claim import Claim, claim_message
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.one_pass import run_pass
@@ -169,10 +169,10 @@ def test_one_busy_channel_does_not_spend_the_history_calls_of_the_others(
         rt, db, slack, Fault(kind="drop_after_receipt", channel=BUSY, times=1)
     )
     quiet = seed_message(db, channel=QUIET, next_run_at=T0 + timedelta(seconds=1))
-    rt.clock.set(T0 + timedelta(seconds=1))
+    clock.set(T0 + timedelta(seconds=1))
     slack.inject(Fault(kind="drop_after_receipt", channel=QUIET, times=1))
     run_pass(rt)
-    rt.clock.set(T0 + timedelta(seconds=1) + LEASE)
+    clock.set(T0 + timedelta(seconds=1) + LEASE)
 
     run_pass(rt)
 
@@ -180,7 +180,7 @@ def test_one_busy_channel_does_not_spend_the_history_calls_of_the_others(
     busy_id = message_delivery_id(busy, T0)
     assert ledger(db)[busy_id]["status"] == "claimed"
     assert ledger(db)[busy_id]["search"]["pages"] == 1  # its share: one call of two
-    rt.clock.advance(timedelta(minutes=1))
+    clock.advance(timedelta(minutes=1))
     assert passes_until_settled(rt, db, busy_id) == 2  # then two pages a pass: 5 in all
     assert message(db, busy)["status"] == "sent"
 
@@ -196,6 +196,7 @@ def test_a_post_stamped_by_a_skewed_slack_clock_is_still_found(rt, db, slack, sk
     slack.set_skew(skew)  # Slack's clock this far from ours
     mid = seed_message(db, channel=QUIET)
     claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
     rt.clock.advance(post_delay)
     slack.inject(Fault(kind="drop_after_receipt", channel=QUIET, times=1))
     assert send(rt, claim).outcome is Outcome.AMBIGUOUS
@@ -232,6 +233,7 @@ def test_another_apps_message_with_our_delivery_id_is_not_proof(rt, db, slack):
 def test_a_post_not_started_by_its_deadline_is_released_unsent(rt, db, slack):
     mid = seed_message(db)
     claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
     rt.clock.advance(timedelta(seconds=61))  # the worker stalled after its claim
 
     post = send(rt, claim)
