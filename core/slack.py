@@ -131,7 +131,6 @@ class Lookup:
     witness: Witness
     ts: str | None = None
     code: str | None = None
-    retry_after: int | None = None  # TRY_LATER: seconds Slack asked us to wait, if it did
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,7 @@ def _failed(rt: Runtime, budget: HistoryBudget, error: PostResult) -> Lookup:
     if error.outcome is Outcome.RETRY_LATER:
         wait = error.retry_after or 1
         budget.rate_limited(rt.clock.now() + timedelta(seconds=wait))
-        return Lookup(Witness.TRY_LATER, code=error.code, retry_after=wait)
+        return Lookup(Witness.TRY_LATER, code=error.code)
     return Lookup(Witness.TRY_LATER, code=error.code)
 
 
