@@ -12,7 +12,7 @@ from core.errors import DocumentError
 from core.rotation import Rotation, upcoming_turns
 from core.runtime import Runtime
 from core.store import ROTATIONS
-from rotations.deliver import render_turn
+from rotations.render import render_turn
 
 
 def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any]:

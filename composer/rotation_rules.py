@@ -18,7 +18,7 @@ from composer.validation import Problems, check_channel, check_zone
 from core.errors import DocumentError, ValidationFailed
 from core.models import MAX_TEXT
 from core.rotation import LOCAL_DATE, SEND_TIME, USER_ID, Rotation
-from rotations.deliver import render_turn
+from rotations.render import render_turn
 
 # The fields of `rotations` a caller writes; everything else (`last_processed_date`,
 # `lease`, `rollback`, `attempts`, `next_run_at`, `last_error`, `last_*`, `sent_count`) is

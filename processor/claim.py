@@ -22,7 +22,6 @@ ends `failed` (code `expired`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,11 +34,13 @@ from core.models import LedgerStatus, Message, Status, check_instant, message_de
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
+from processor.abc import Claim
 from processor.advance import after_occurrence, anchor_field
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
 from processor.history_search import post_deadline
 from processor.ledger_entries import existing_ids, new_ledger_entry
+from processor.message_kind import MESSAGE_KIND
 from processor.missed import (
     Record,
     counted,
@@ -49,24 +50,6 @@ from processor.missed import (
     skip_missed,
 )
 from processor.outcome import Result
-
-
-@dataclass(frozen=True)
-class Claim:
-    message: Message
-    occurrence_at: datetime
-    delivery_id: str
-    attempts: int
-    owner: str
-    expires_at: datetime
-    # The update times our claim wrote: finalize is conditioned on them (the lease fence).
-    message_version: Any
-    ledger_version: Any
-    # The update times of the channel slots our claim wrote (none: the claim took no slot).
-    slot_versions: tuple[Any, ...] = ()
-    # The latest this claim may start its post (processor.history_search.post_deadline);
-    # None for a reconciler's take-over, which never posts.
-    post_by: datetime | None = None
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
@@ -87,7 +70,9 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
 
-def claim_message(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Claim | Result:
+def claim_message(
+    rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()
+) -> Claim[Message] | Result:
     """Claim the occurrence `snap` (a waiting, due message as just read) is due for; with
     `slots`, take the channel's pacing slots in the same batch (processor.channel_slots)."""
     data = snap.to_dict() or {}
@@ -131,7 +116,7 @@ def _claim(
     missed: list[Record],
     now: datetime,
     slots: tuple[Slot, ...],
-) -> Claim | Result:
+) -> Claim[Message] | Result:
     delivery_id = message_delivery_id(snap.id, occurrence)
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
@@ -179,12 +164,13 @@ def _claim(
             continue
         log_missed(message, missed)
         return Claim(
+            MESSAGE_KIND,
             message,
+            snap.id,
             occurrence,
             delivery_id,
             1,
             rt.worker_id,
-            expires_at,
             results[0].update_time,
             results[1].update_time,
             slot_versions(results, slots),
@@ -277,7 +263,7 @@ def _claim_existing(
     now: datetime,
     missed: list[Record] | None = None,
     slots: tuple[Slot, ...] = (),
-) -> Claim | Result:
+) -> Claim[Message] | Result:
     missed = missed or []
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
@@ -314,12 +300,13 @@ def _claim_existing(
         return Result.DUPLICATE
     log_missed(message, missed)
     return Claim(
+        MESSAGE_KIND,
         message,
+        snap.id,
         occurrence,
         ledger_ref.id,
         attempts,
         rt.worker_id,
-        expires_at,
         results[0].update_time,
         results[1].update_time,
         slot_versions(results, slots),

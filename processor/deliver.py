@@ -15,9 +15,9 @@ from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
-from formatting.slack_text import to_slack
+from processor.abc import Claim
 from processor.channel_slots import Slot
-from processor.claim import Claim, claim_message
+from processor.claim import claim_message
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
@@ -39,7 +39,7 @@ def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
 class Sent:
     """A claimed occurrence whose send is done but not yet recorded."""
 
-    claim: Claim
+    claim: Claim[Any]
     post: PostResult
     # When Slack answered the post: a channel's next post is paced from here. The post
     # reached Slack before its answer, so the next one, an interval later, reaches it at
@@ -71,18 +71,19 @@ def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:
     return results
 
 
-def send(rt: Runtime, claim: Claim) -> PostResult:
+def send(rt: Runtime, claim: Claim[Any]) -> PostResult:
+    """Post the claim's message, whatever its kind; what the post did."""
     late = too_late_to_post(rt, claim.post_by)
     if late is not None:
         return late
     try:
-        rendered = to_slack(claim.message.text, allow_broadcast=claim.message.allow_broadcast)
+        rendered = claim.kind.render(claim)
     except DocumentError as exc:
         # Nothing was posted: a text we cannot render is a definitive failure.
         return PostResult(Outcome.FAILED, exc.code, detail=exc.message)
     try:
         return rt.slack.post(
-            claim.message.channel, rendered.text, claim.delivery_id, blocks=rendered.blocks
+            claim.kind.channel(claim), rendered.text, claim.delivery_id, blocks=rendered.blocks
         )
     except Exception as exc:
         # Our own code failed after the claim: we cannot be sure nothing left, so this is
@@ -90,38 +91,35 @@ def send(rt: Runtime, claim: Claim) -> PostResult:
         return PostResult(Outcome.AMBIGUOUS, "internal_exception", detail=repr(exc))
 
 
-def report_outcome(rt: Runtime, claim: Claim, post: PostResult, result: Result) -> None:
-    """The one log line per delivery outcome (and the escalation of a failure)."""
+def report_outcome(rt: Runtime, claim: Claim[Any], post: PostResult, result: Result) -> None:
+    """The one log line per delivery outcome, worded by the claim's kind; an outcome a
+    person must hear of is escalated (an ERROR line and an alert) instead."""
     if result is Result.FENCED:
         return  # finalize already logged the dropped late result
+    line = claim.kind.outcome_line(claim, post, result)
+    subject = {claim.kind.id_field: claim.subject_id}
     fields: dict[str, Any] = {
         "delivery_id": claim.delivery_id,
+        **claim.kind.log_fields(claim),
         "attempt": claim.attempts,
-        "channel": claim.message.channel,
+        "channel": claim.kind.channel(claim),
         "slack_ts": post.ts,
+        **line.fields,
     }
-    if result in (Result.FAILED, Result.UNCONFIRMED):
+    if line.alert:
         escalate(
             rt,
             status=result.value,
-            message_id=claim.message.id,
             occurrence_at=claim.occurrence_at,
-            error_code=post.code,
-            detail=post.detail,
+            error_code=line.code,
+            detail=line.detail,
+            **subject,
             **fields,
         )
         return
-    fields |= {
-        "message_id": claim.message.id,
+    fields |= subject | {
         "occurrence_at": claim.occurrence_at,
         "status": result.value,
-        "error_code": post.code,
+        "error_code": line.code,
     }
-    if result is Result.AMBIGUOUS:
-        logs.warning("delivery outcome unknown; held for reconciliation", **fields)
-    elif result is Result.RELEASED:
-        logs.warning(
-            "delivery not made; released for retry", retry_after=post.retry_after, **fields
-        )
-    else:
-        logs.info("delivered", **fields)
+    getattr(logs, line.level)(line.message, **fields)

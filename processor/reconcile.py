@@ -43,11 +43,13 @@ from core.models import (
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot, expired_leases, unusable_leases
-from processor.claim import Claim, reject_document
+from processor.abc import Claim
+from processor.claim import reject_document
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
 from processor.held import hold_lease
 from processor.history_search import HistoryBudget, ask_history, searchable
+from processor.message_kind import MESSAGE_KIND
 from processor.outcome import Result, tally
 
 BACKOFF_BASE = timedelta(minutes=1)
@@ -139,7 +141,7 @@ def reconcile_one(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result 
         calls,
         message.channel,
         search,
-        ((snap.reference, claim.message_version), (ledger.reference, claim.ledger_version)),
+        ((snap.reference, claim.subject_version), (ledger.reference, claim.ledger_version)),
         delivery_id=claim.delivery_id,
         occurrence_at=occurrence,
         message_id=message.id,
@@ -207,19 +209,20 @@ def _claimed_entry(
 
 def _take_over(
     rt: Runtime, snap: Snapshot, ledger: Snapshot, message: Message, occurrence: datetime
-) -> Claim | None:
+) -> Claim[Message] | None:
     taken = take_over_lease(rt, snap, ledger)
     if taken is None:
         return None
-    expires_at, results = taken
+    _, results = taken
     attempts = int((ledger.to_dict() or {}).get("attempts") or 1)
     return Claim(
+        MESSAGE_KIND,
         message,
+        message.id,
         occurrence,
         ledger.id,
         attempts,
         rt.worker_id,
-        expires_at,
         results[0].update_time,
         results[1].update_time,
     )

@@ -24,6 +24,7 @@ from core.models import Message
 from core.runtime import Runtime
 from core.store import MESSAGES, ChannelRange, Snapshot, due_messages
 from formatting.slack_text import to_slack
+from processor.abc import Claim
 from processor.channel_slots import ChannelSlots, slot_channel, slot_id
 from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
@@ -408,7 +409,7 @@ class _Page:
                 continue
             if isinstance(outcome.outcome, Sent):
                 if outcome.answered is not None:
-                    self._pacer.answered(outcome.outcome.claim.message.channel, outcome.answered)
+                    self._pacer.answered(_channel(outcome.outcome.claim), outcome.answered)
                 self._unrecorded.append(outcome.outcome)
         self._record()
 
@@ -421,7 +422,7 @@ class _Page:
             results = record_sends(self._rt, sends)
         except Exception as exc:
             # Not recorded: every claim stays under its lease; reconciliation asks Slack.
-            self._raised([s.claim.message.id for s in sends], exc)
+            self._raised([s.claim.subject_id for s in sends], exc)
             return
         with _COUNTS_LOCK:
             for result in results:
@@ -469,6 +470,10 @@ def _share(channels: list[str | None], taken: list[bool]) -> ChannelRange | None
 
 def _slotted(snap: Snapshot) -> str | None:
     return slot_channel(channel_of(snap))
+
+
+def _channel(claim: Claim[Any]) -> str:
+    return claim.kind.channel(claim)
 
 
 def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ without a lease that reconciliation will settle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -23,37 +22,17 @@ from core.models import LedgerStatus, check_lease, rotation_delivery_id
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
+from processor.abc import Claim
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.escalate import escalate
 from processor.history_search import post_deadline
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
+from rotations.kind import ROTATION_DAY_KIND, DayTurn
 from rotations.missed_days import MissedDays, create_missed, log_missed_days, missed_day_records
 
 
-@dataclass(frozen=True)
-class DayClaim:
-    rotation: Rotation
-    day: date
-    member: str
-    delivery_id: str
-    attempts: int
-    owner: str
-    due_at: datetime
-    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
-    # The update times our claim wrote: every later write is conditioned on them.
-    rotation_version: Any
-    ledger_version: Any
-    # The update times of the channel pacing slots the claim wrote (processor.channel_slots).
-    slot_versions: tuple[Any, ...] = ()
-    # An earlier attempt of this day alerted already: later outcomes only log.
-    escalated: bool = False
-    # The latest this claim may start its post (processor.history_search.post_deadline);
-    # None for a reconciler's take-over, which never posts.
-    post_by: datetime | None = None
-
-
-def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> DayClaim | Result:
+def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Claim[DayTurn] | Result:
     """Claim today's turn of the rotation `snap` (found due); or, when it is not due after
     all, move its `next_run_at` to when it is. With `slots`, the claim takes the channel's
     pacing slots too, as a message's claim does."""
@@ -92,7 +71,7 @@ def _claim(
     missed: MissedDays,
     now: datetime,
     slots: tuple[Slot, ...],
-) -> DayClaim | Result:
+) -> Claim[DayTurn] | Result:
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     due_at = rotation.due_at(turn.day)
     batch = rt.db.batch()
@@ -123,8 +102,8 @@ def _claim(
     except FailedPrecondition:
         return Result.DUPLICATE  # another processor (or an edit) changed it since our read
     log_missed_days(rt, rotation, missed)
-    claim = _day_claim(rt, rotation, turn, ledger_ref.id, 1, due_at, rollback, results, slots)
-    return replace(claim, post_by=post_deadline(rt.settings, now))
+    turn_claimed = DayTurn(rotation, turn.day, _member(turn), rollback)
+    return _day_claim(rt, turn_claimed, ledger_ref.id, 1, results, slots, now)
 
 
 def _claim_existing(
@@ -137,7 +116,7 @@ def _claim_existing(
     missed: MissedDays,
     now: datetime,
     slots: tuple[Slot, ...],
-) -> DayClaim | Result:
+) -> Claim[DayTurn] | Result:
     """Today has a ledger entry already. A rolled-back day (failed, or released for a retry)
     is claimed again through it; any other entry is the truth about today: nothing is sent,
     and the rotation is brought in line with it."""
@@ -178,38 +157,38 @@ def _claim_existing(
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
     log_missed_days(rt, rotation, missed)
-    due_at = rotation.due_at(turn.day)
-    delivery_id = ledger_ref.id
-    claim = _day_claim(rt, rotation, turn, delivery_id, attempts, due_at, rollback, results, slots)
     escalated = entry.get("escalated_at") is not None
-    return replace(claim, escalated=escalated, post_by=post_deadline(rt.settings, now))
+    turn_claimed = DayTurn(rotation, turn.day, _member(turn), rollback, escalated)
+    return _day_claim(rt, turn_claimed, ledger_ref.id, attempts, results, slots, now)
 
 
 def _day_claim(
     rt: Runtime,
-    rotation: Rotation,
-    turn: Turn,
+    turn: DayTurn,
     delivery_id: str,
     attempts: int,
-    due_at: datetime,
-    rollback: dict[str, Any],
     results: list[Any],
     slots: tuple[Slot, ...],
-) -> DayClaim:
-    assert turn.member is not None
-    return DayClaim(
-        rotation,
-        turn.day,
-        turn.member,
+    now: datetime,
+) -> Claim[DayTurn]:
+    return Claim(
+        ROTATION_DAY_KIND,
+        turn,
+        turn.rotation.id,
+        turn.rotation.due_at(turn.day),
         delivery_id,
         attempts,
         rt.worker_id,
-        due_at,
-        rollback,
         results[0].update_time,
         results[1].update_time,
         slot_versions(results, slots),
+        post_deadline(rt.settings, now),
     )
+
+
+def _member(turn: Turn) -> str:
+    assert turn.member is not None  # a claim is only made for a turn with a member
+    return turn.member
 
 
 def _rollback_of(data: dict[str, Any]) -> dict[str, Any]:

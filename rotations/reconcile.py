@@ -21,13 +21,14 @@ from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot, expired_rotation_leases
+from processor.abc import Claim
+from processor.deliver import report_outcome
+from processor.finalize import finalize, hold_unconfirmed
 from processor.held import hold_lease
 from processor.history_search import HistoryBudget, ask_history, searchable
 from processor.outcome import Result
 from processor.reconcile import settle_each, take_over_lease, verdict
-from rotations.claim import DayClaim
-from rotations.deliver import report_day
-from rotations.finalize import finalize_day, hold_day_unconfirmed
+from rotations.kind import ROTATION_DAY_KIND, DayTurn
 
 
 def reconcile_rotations(rt: Runtime, budget: HistoryBudget | None = None) -> Counter[str]:
@@ -67,9 +68,9 @@ def reconcile_day(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result 
         calls,
         rotation.channel,
         search,
-        ((snap.reference, claim.rotation_version), (ledger.reference, claim.ledger_version)),
+        ((snap.reference, claim.subject_version), (ledger.reference, claim.ledger_version)),
         delivery_id=claim.delivery_id,
-        occurrence_at=claim.due_at,
+        occurrence_at=claim.occurrence_at,
         rotation_id=rotation.id,
         occurrence_date=day.isoformat(),
     )
@@ -79,10 +80,10 @@ def reconcile_day(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result 
     if post is None:
         return None
     if post.outcome is Outcome.AMBIGUOUS:
-        result = hold_day_unconfirmed(rt, claim, post.code, post.detail)
+        result = hold_unconfirmed(rt, claim, post.code, post.detail)
     else:
-        result = finalize_day(rt, claim, post)
-    report_day(rt, claim, post, result)
+        result = finalize(rt, claim, post)
+    report_outcome(rt, claim, post, result)
     return result
 
 
@@ -115,7 +116,7 @@ def _take_over(
     day: date,
     lease: dict[str, Any],
     data: dict[str, Any],
-) -> DayClaim | None:
+) -> Claim[DayTurn] | None:
     """Take the expired lease over (processor.reconcile.take_over_lease): that fences the
     old worker, whose late finalize now fails its preconditions."""
     taken = take_over_lease(rt, snap, ledger)
@@ -123,18 +124,18 @@ def _take_over(
         return None
     _, results = taken
     entry = ledger.to_dict() or {}
-    return DayClaim(
-        rotation,
-        day,
-        str(lease.get("member") or entry.get("member")),
+    member = str(lease.get("member") or entry.get("member"))
+    turn = DayTurn(rotation, day, member, _rollback(data), entry.get("escalated_at") is not None)
+    return Claim(
+        ROTATION_DAY_KIND,
+        turn,
+        rotation.id,
+        rotation.due_at(day),
         ledger.id,
         int(entry.get("attempts") or 1),
         rt.worker_id,
-        rotation.due_at(day),
-        _rollback(data),
         results[0].update_time,
         results[1].update_time,
-        escalated=entry.get("escalated_at") is not None,
     )
 
 

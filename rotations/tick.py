@@ -17,8 +17,9 @@ from processor.channel_slots import ChannelSlots, slot_channel
 from processor.history_search import HistoryBudget
 from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
-from rotations.deliver import deliver_day, render_turn
+from rotations.deliver import deliver_day
 from rotations.reconcile import reconcile_rotations
+from rotations.render import render_turn
 
 
 def run_rotations(rt: Runtime, history: HistoryBudget | None = None) -> Counter[str]:

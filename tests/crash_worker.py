@@ -20,13 +20,13 @@ from typing import Any
 import processor.deliver as deliver
 import processor.finalize as finalize
 import rotations.deliver as day_deliver
-import rotations.finalize as day_finalize
 from core.clock import FixedClock
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.one_pass import run_pass
-from rotations.claim import DayClaim, claim_day
+from rotations.claim import claim_day
 
 
 def die() -> None:
@@ -44,7 +44,7 @@ def install(point: str) -> None:
 
         def claim_day_then_die(*args: Any) -> Any:
             result = claim_day(*args)
-            if isinstance(result, DayClaim):
+            if isinstance(result, Claim):
                 die()
             return result
 
@@ -54,10 +54,9 @@ def install(point: str) -> None:
     elif point == "after_post":
         # Slack has recorded the post; the outcome is never written.
         setattr(deliver, "finalize", lambda *args: die())  # noqa: B010
-        setattr(day_deliver, "finalize_day", lambda *args: die())  # noqa: B010
+        setattr(day_deliver, "finalize", lambda *args: die())  # noqa: B010
     elif point == "mid_finalize":
-        for module in (finalize, day_finalize):
-            module._commit = _dying(module._commit)  # type: ignore[attr-defined]
+        finalize._commit = _dying(finalize._commit)
     else:
         raise SystemExit(f"unknown crash point {point!r}")
 

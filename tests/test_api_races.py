@@ -18,7 +18,8 @@ from typing import Any
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from formatting.slack_text import to_slack
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.tick import run_tick

@@ -19,8 +19,9 @@ from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES, ChannelRange
 from core.store import due_messages as real_due
 from processor import tick
+from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
-from processor.claim import Claim, claim_message
+from processor.claim import claim_message
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.one_pass import run_pass
 from processor.outcome import Result

@@ -6,7 +6,8 @@ from __future__ import annotations
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.deliver import Sent, record_sends
 from processor.finalize import finalize_many
 from processor.outcome import Result
@@ -35,23 +36,23 @@ def test_several_sends_are_recorded_together(rt, db, slack):
     assert results == [Result.SENT] * 3
     entries = ledger(db)
     for k, claim in enumerate(claims):
-        doc = message(db, claim.message.id)
+        doc = message(db, claim.subject_id)
         assert (doc["status"], doc["last_slack_ts"], doc["version"]) == ("sent", delivered(k).ts, 3)
         assert "lease" not in doc
-        assert entries[message_delivery_id(claim.message.id, T0)]["status"] == "sent"
+        assert entries[message_delivery_id(claim.subject_id, T0)]["status"] == "sent"
 
 
 def test_a_taken_over_lease_is_fenced_and_the_others_still_land(rt, db, slack):
     claims = claimed(rt, db, 3)
     # A reconciler took the second lease over: the message changed under our claim.
-    db.collection(MESSAGES).document(claims[1].message.id).update({"lease.owner": "reconciler"})
+    db.collection(MESSAGES).document(claims[1].subject_id).update({"lease.owner": "reconciler"})
 
     results = finalize_many(rt, [(c, delivered(k)) for k, c in enumerate(claims)])
 
     assert results == [Result.SENT, Result.FENCED, Result.SENT]
-    assert message(db, claims[1].message.id)["status"] == "sending"
-    assert message(db, claims[0].message.id)["status"] == "sent"
-    assert message(db, claims[2].message.id)["status"] == "sent"
+    assert message(db, claims[1].subject_id)["status"] == "sending"
+    assert message(db, claims[0].subject_id)["status"] == "sent"
+    assert message(db, claims[2].subject_id)["status"] == "sent"
 
 
 def test_record_sends_logs_one_line_per_outcome(rt, db, slack, capsys):
@@ -67,4 +68,4 @@ def test_record_sends_logs_one_line_per_outcome(rt, db, slack, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert sum('"status": "sent"' in line for line in lines) == 1
     assert sum('"status": "failed"' in line for line in lines) == 1
-    assert message(db, claims[1].message.id)["last_error"]["code"] == "is_archived"
+    assert message(db, claims[1].subject_id)["last_error"]["code"] == "is_archived"

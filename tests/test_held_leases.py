@@ -13,12 +13,13 @@ from google.cloud import firestore
 
 from core.store import MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.fail_held import FailHeldRefused, fail_held
 from processor.one_pass import run_pass
 from processor.operator import main
 from processor.tick import run_tick
-from rotations.claim import DayClaim, claim_day
+from rotations.claim import claim_day
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import (
     ALICE,
@@ -51,7 +52,7 @@ def claimed_message(rt: Any, db: Any, **fields: Any) -> str:
 
 def test_a_rotation_lease_repaired_from_its_ledger_is_reconciled_and_posted_once(rt, db, slack):
     seed_rotation(db)
-    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), DayClaim)
+    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), Claim)
     # The worker died before posting, and the rotation was then written back as it was
     # before the claim (a restore, another service): it says Monday is open, the ledger
     # holds Monday claimed. The claim repairs the rotation from the ledger.
@@ -149,7 +150,7 @@ def test_a_rotation_day_whose_ledger_disagrees_is_held_alerted_and_failed_by_han
 ):
     rt = alerting(settings, db, clock)
     seed_rotation(db)
-    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), DayClaim)
+    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), Claim)
     db.collection("deliveries").document(f"r:standup:{MONDAY}").update({"status": "released"})
     past_lease(rt)
 

@@ -22,7 +22,8 @@ from core.models import message_delivery_id
 from core.slack import Outcome
 from core.store import MESSAGES
 from emulator.slack_standin import Fault, SlackStandIn
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.one_pass import run_pass

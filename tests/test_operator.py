@@ -11,7 +11,8 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.operator import OperatorError, main, mark_delivered, release

@@ -12,7 +12,8 @@ from typing import Any
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.deliver import deliver_message
 from processor.finalize import finalize
 from processor.outcome import Result

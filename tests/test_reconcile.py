@@ -13,7 +13,8 @@ from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
-from processor.claim import Claim, claim_message
+from processor.abc import Claim
+from processor.claim import claim_message
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import backoff

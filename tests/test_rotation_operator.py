@@ -11,11 +11,12 @@ import pytest
 
 from core.store import ROTATIONS
 from emulator.slack_standin import Fault
+from processor.abc import Claim
+from processor.deliver import send
+from processor.finalize import finalize
 from processor.one_pass import run_pass
 from processor.operator import main, mark_delivered, release
-from rotations.claim import DayClaim, claim_day
-from rotations.deliver import post_turn
-from rotations.finalize import finalize_day
+from rotations.claim import claim_day
 from rotations.operator import DayActionRefused
 from rotations.tick import run_rotations
 from tests.conftest import ROOT, ledger
@@ -92,7 +93,7 @@ def test_release_gives_the_member_their_turn_back_the_same_day(rt, db, slack):
 def test_failed_days_live_leases_and_missing_reasons_are_refused(rt, db, slack, capsys):
     seed_rotation(db)
     claim = claim_day(rt, db.collection(ROTATIONS).document("standup").get())
-    assert isinstance(claim, DayClaim)
+    assert isinstance(claim, Claim)
 
     with pytest.raises(DayActionRefused, match="live lease"):
         release(rt, DAY, "impatient", "ana")
@@ -227,7 +228,7 @@ def seed_day_state(rt, db, entry_status, state, status):
     seed_rotation(db, **fields)
     ref = db.collection(ROTATIONS).document("standup")
     claim = claim_day(rt, ref.get()) if state == "next_in_flight" else None
-    assert claim is None or isinstance(claim, DayClaim)
+    assert claim is None or isinstance(claim, Claim)
     ref.update({"status": status})
     return claim
 
@@ -260,7 +261,7 @@ def test_no_operator_action_on_a_day_posts_twice_or_leaves_a_day_stuck(
         if in_flight is None:
             return  # nothing written and nobody posting: no pass can tell a difference
     if in_flight is not None:  # the worker in flight records its post
-        finalize_day(rt, in_flight, post_turn(rt, in_flight))
+        finalize(rt, in_flight, send(rt, in_flight))
     rt.clock.advance(timedelta(minutes=10))
     run_rotations(rt)
     run_rotations(rt)

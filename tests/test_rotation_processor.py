@@ -14,10 +14,11 @@ import pytest
 from core.models import rotation_delivery_id
 from core.store import ROTATIONS
 from emulator.slack_standin import Fault
+from processor.abc import Claim
 from processor.one_pass import run_pass
 from processor.outcome import Result
-from rotations import deliver as rotation_deliver
-from rotations.claim import DayClaim, claim_day
+from rotations import kind as rotation_kind
+from rotations.claim import claim_day
 from tests.conftest import ledger, make_runtime
 
 MONDAY = "2027-01-04"  # T0 is 2027-01-04T09:00Z, 10:00 in Berlin
@@ -106,7 +107,7 @@ def test_a_second_processor_sees_the_claim_and_skips(rt, db, slack, settings, cl
     second = claim_day(other, snap)  # read the same version before the claim landed
     fresh = claim_day(other, db.collection(ROTATIONS).document("standup").get())
 
-    assert isinstance(first, DayClaim)
+    assert isinstance(first, Claim)
     assert (second, fresh) == (Result.DUPLICATE, Result.SKIPPED)
     assert day_entry(db, MONDAY)["worker"] == "worker-a"
 
@@ -243,7 +244,7 @@ def test_an_exception_in_our_code_after_the_claim_is_never_a_silent_loss(
     def broken(text: str, member: str) -> Any:
         raise RuntimeError("renderer crashed")
 
-    monkeypatch.setattr(rotation_deliver, "render_turn", broken)
+    monkeypatch.setattr(rotation_kind, "render_turn", broken)
     assert run_pass(rt)["errors"] == 1  # logged; the pass goes on
     assert rotation(db)["lease"]["occurrence_date"] == MONDAY  # claimed, under a lease
     monkeypatch.undo()

@@ -13,11 +13,14 @@ from typing import Any
 from core.models import rotation_delivery_id
 from core.slack import Outcome
 from core.store import ROTATIONS
+from processor.abc import Claim
+from processor.deliver import send
+from processor.finalize import finalize
 from processor.outcome import Result
-from rotations.claim import DayClaim, claim_day
-from rotations.deliver import deliver_day, post_turn, render_turn
-from rotations.finalize import finalize_day
+from rotations.claim import claim_day
+from rotations.deliver import deliver_day
 from rotations.reconcile import reconcile_rotations
+from rotations.render import render_turn
 from rotations.tick import run_rotations
 from tests.conftest import T0, call, ledger, make_runtime
 from tests.interleave import orchestrate
@@ -81,16 +84,16 @@ def test_a_late_finalize_racing_day_reconciliation_settles_once_in_every_interle
         clock.set(T0)
         rid = seed_rotation(db, f"late{len(settled)}")
         claim = claim_day(late, db.collection(ROTATIONS).document(rid).get())
-        assert isinstance(claim, DayClaim)
+        assert isinstance(claim, Claim)
         state["claim"] = claim
-        state["post"] = post_turn(late, claim)  # Slack has it; the worker then stalls
+        state["post"] = send(late, claim)  # Slack has it; the worker then stalls
         clock.advance(timedelta(seconds=settings.lease_seconds + 1))
         settled.append(rid)
 
     def late_worker() -> None:
         if next(arrivals) % 2 == 0:
             setup_round()
-        finalize_day(late, state["claim"], state["post"])
+        finalize(late, state["claim"], state["post"])
 
     def reconcile() -> None:
         if next(arrivals) % 2 == 0:
@@ -113,15 +116,15 @@ def test_a_late_worker_cannot_overwrite_a_day_the_reconciler_settled(settings, d
     late = make_runtime(settings, db, clock, "worker-late")
     rid = seed_rotation(db)
     claim = claim_day(late, db.collection(ROTATIONS).document(rid).get())
-    assert isinstance(claim, DayClaim)
-    post = post_turn(late, claim)
+    assert isinstance(claim, Claim)
+    post = send(late, claim)
     clock.advance(timedelta(seconds=settings.lease_seconds + 1))
     reconcile_rotations(make_runtime(settings, db, clock, "worker-reconciler"))
     settled = rotation(db, rid)
 
     # The late worker wakes up believing its post failed: rolling back now would re-open
     # a day that Slack has, and post it twice.
-    result = finalize_day(late, claim, replace(post, outcome=Outcome.FAILED, code="x"))
+    result = finalize(late, claim, replace(post, outcome=Outcome.FAILED, code="x"))
 
     assert result is Result.FENCED
     assert rotation(db, rid) == settled
@@ -149,9 +152,9 @@ def test_an_edit_racing_a_day_claim_lands_first_or_is_409_in_every_interleaving(
     def claim_and_post() -> None:
         snap = db.collection(ROTATIONS).document(rounds.rotation_for_this_round()).get()
         claim = claim_day(rt, snap)  # pragma: SYNCPOINT edit
-        if isinstance(claim, DayClaim):
-            post = post_turn(rt, claim)  # pragma: SYNCPOINT edit
-            finalize_day(rt, claim, post)
+        if isinstance(claim, Claim):
+            post = send(rt, claim)  # pragma: SYNCPOINT edit
+            finalize(rt, claim, post)
 
     counts = orchestrate(edit, claim_and_post, name="edit")
 

@@ -1,0 +1,104 @@
+"""The pipeline's interfaces: what a kind of send supplies, and the claim it works on.
+
+Every kind (scheduled messages, rotation days) lives the same life: found due, claimed with a
+ledger entry and a lease, sent, finalized under the fence, reconciled, escalated, settled by
+an operator. `processor/` runs that life once; a kind supplies only its rules, through `Kind`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+from core.slack import PostResult
+from formatting.slack_text import SlackMessage
+from processor.outcome import Result
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Claim(Generic[S]):
+    """One claimed occurrence: after its claim, exactly one worker owns its send. Every later
+    write of the subject and the ledger entry is conditioned on the update times the claim
+    (or its last write) left: that is the lease fence."""
+
+    kind: Kind[S]
+    subject: S  # the kind's own view of what is sent (a Message, a rotation's day turn)
+    subject_id: str  # the document id in `kind.collection`
+    occurrence_at: datetime
+    delivery_id: str
+    attempts: int
+    owner: str
+    subject_version: Any
+    ledger_version: Any
+    # The update times of the channel pacing slots the claim wrote (processor.channel_slots).
+    slot_versions: tuple[Any, ...] = ()
+    # The latest this claim may start its post (processor.history_search.post_deadline);
+    # None for a reconciler's take-over, which never posts.
+    post_by: datetime | None = None
+
+
+class Writes(NamedTuple):
+    """What recording an outcome writes: to the subject, to its ledger entry, and what it
+    counts as."""
+
+    subject: dict[str, Any]
+    ledger: dict[str, Any]
+    result: Result
+
+
+class OutcomeLine(NamedTuple):
+    """The one log line of a delivery outcome, as its kind words it. `alert`: escalated (an
+    ERROR line and an alert post) instead of logged."""
+
+    level: str  # "info", "warning" or "error"
+    message: str
+    code: str | None
+    detail: str
+    alert: bool
+    fields: dict[str, Any]
+
+
+class Kind(Protocol[S]):
+    """A kind of send: its collection and rules. Implementations: the scheduled messages'
+    (processor.message_kind), the rotation days' (rotations.kind)."""
+
+    name: str  # the ledger entry's `kind`
+    collection: str
+    id_field: str  # the log field naming the subject: "message_id", "rotation_id"
+
+    def channel(self, claim: Claim[S]) -> str:
+        """Where the claim posts."""
+        ...
+
+    def render(self, claim: Claim[S]) -> SlackMessage:
+        """The post; a DocumentError when the subject cannot be rendered (never sent)."""
+        ...
+
+    def outcome_writes(
+        self, claim: Claim[S], post: PostResult, now: datetime, max_attempts: int
+    ) -> Writes:
+        """What recording `post` writes (delivered, failed, released or rolled back,
+        ambiguous); `max_attempts` is MAX_ATTEMPTS."""
+        ...
+
+    def unconfirmed_writes(self, claim: Claim[S], error: dict[str, Any]) -> Writes:
+        """What parking the claim `unconfirmed` writes (its outcome cannot be verified and
+        policy forbids sending again)."""
+        ...
+
+    def still_leased(self, claim: Claim[S], subject: dict[str, Any]) -> bool:
+        """Whether the stored subject still shows this claim's lease (an unrelated write
+        changed it, not a take-over)."""
+        ...
+
+    def log_fields(self, claim: Claim[S]) -> dict[str, Any]:
+        """The fields every line about this claim carries, besides its ids and
+        `occurrence_at` (a rotation day's local date, say)."""
+        ...
+
+    def outcome_line(self, claim: Claim[S], post: PostResult, result: Result) -> OutcomeLine:
+        """How this kind reports an outcome."""
+        ...

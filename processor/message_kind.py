@@ -1,0 +1,119 @@
+"""Scheduled messages as a kind of send (processor.abc.Kind): what their outcomes write and
+how they are reported.
+
+- Delivered: a one-off is `sent`; a series moves to its next occurrence (`recurring`) or ends
+  `completed` (processor.advance).
+- Failed: the message is `failed` with `last_error`.
+- Not delivered (rate limited, proven absent): released, claimed again at `next_run_at`
+  through the same ledger entry (`occurrence_at` keeps its identity).
+- Ambiguous: the claim and its lease stay; reconciliation settles it once the lease expires.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.cloud import firestore
+
+from core.models import LedgerStatus, Message, Status
+from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
+from core.store import MESSAGES
+from formatting.slack_text import SlackMessage, to_slack
+from processor.abc import Claim, OutcomeLine, Writes
+from processor.advance import after_occurrence
+from processor.outcome import Result
+
+_DELIVERED = {
+    Status.SENT: Result.SENT,
+    Status.RECURRING: Result.ADVANCED,
+    Status.COMPLETED: Result.COMPLETED,
+}
+
+
+class MessageKind:
+    name = "message"
+    collection = MESSAGES
+    id_field = "message_id"
+
+    def channel(self, claim: Claim[Message]) -> str:
+        return claim.subject.channel
+
+    def render(self, claim: Claim[Message]) -> SlackMessage:
+        return to_slack(claim.subject.text, allow_broadcast=claim.subject.allow_broadcast)
+
+    def outcome_writes(
+        self, claim: Claim[Message], post: PostResult, now: datetime, max_attempts: int
+    ) -> Writes:
+        error: dict[str, Any] = {"code": post.code, "message": post.detail, "at": now}
+        if post.outcome is Outcome.DELIVERED:
+            message: dict[str, Any] = after_occurrence(claim.subject, claim.occurrence_at) | {
+                "last_slack_ts": post.ts,
+                "last_sent_at": now,
+                "sent_count": firestore.Increment(1),
+                "last_error": firestore.DELETE_FIELD,
+            }
+            ledger: dict[str, Any] = {
+                "status": LedgerStatus.SENT,
+                "slack_ts": post.ts,
+                "sent_at": now,
+            }
+            return Writes(message, ledger, _DELIVERED[message["status"]])
+        if post.outcome is Outcome.FAILED:
+            message = {
+                "status": Status.FAILED,
+                "lease": firestore.DELETE_FIELD,
+                "last_error": error,
+            }
+            return Writes(message, {"status": LedgerStatus.FAILED, "error": error}, Result.FAILED)
+        if post.outcome is Outcome.RETRY_LATER:
+            retry_at = now + timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
+            message = {
+                "status": Status.RECURRING if claim.subject.is_recurring else Status.PENDING,
+                "next_run_at": retry_at,
+                # Keeps the retry on the same ledger entry although next_run_at moved.
+                "occurrence_at": claim.occurrence_at,
+                "lease": firestore.DELETE_FIELD,
+                "last_error": error,
+            }
+            ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
+            return Writes(message, ledger, Result.RELEASED)
+        # Ambiguous: Slack may have posted it. Keep the claim (and its lease) so nobody
+        # resends it blindly; reconciliation settles it once the lease has expired.
+        return Writes({"last_error": error}, {"error": error}, Result.AMBIGUOUS)
+
+    def unconfirmed_writes(self, claim: Claim[Message], error: dict[str, Any]) -> Writes:
+        message = {
+            "status": Status.UNCONFIRMED,
+            "lease": firestore.DELETE_FIELD,
+            "last_error": error,
+        }
+        return Writes(
+            message, {"status": LedgerStatus.UNCONFIRMED, "error": error}, Result.UNCONFIRMED
+        )
+
+    def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
+        lease = subject.get("lease") or {}
+        return (
+            subject.get("status") == Status.SENDING
+            and lease.get("owner") == claim.owner
+            and lease.get("occurrence_at") == claim.occurrence_at
+        )
+
+    def log_fields(self, claim: Claim[Message]) -> dict[str, Any]:
+        return {}
+
+    def outcome_line(self, claim: Claim[Message], post: PostResult, result: Result) -> OutcomeLine:
+        alert = result in (Result.FAILED, Result.UNCONFIRMED)
+        fields: dict[str, Any] = {}
+        if result is Result.AMBIGUOUS:
+            level, text = "warning", "delivery outcome unknown; held for reconciliation"
+        elif result is Result.RELEASED:
+            level, text = "warning", "delivery not made; released for retry"
+            fields["retry_after"] = post.retry_after
+        else:
+            level, text = "info", "delivered"
+        return OutcomeLine(level, text, post.code, post.detail, alert, fields)
+
+
+MESSAGE_KIND = MessageKind()

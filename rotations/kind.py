@@ -1,0 +1,174 @@
+"""Rotation days as a kind of send (processor.abc.Kind): what a turn's outcome writes and how
+it is reported.
+
+- Delivered: the day stays claimed; the lease and the rollback values go.
+- Not delivered (rate limited, proven absent, or an explicit failure such as
+  `channel_not_found`): the claim is rolled back (`last_processed_date`, `cursor` and
+  `members` as they were), `last_error` says why, and the same local day is tried again
+  after the wait: Slack's `Retry-After`, or 1, 2, 4... minutes (at most 60) after an
+  explicit failure, so inviting the bot back brings today's turn.
+- Every given-back day ends settled: `failed` once an explicit failure reaches
+  MAX_ATTEMPTS, or `skipped` with `reason: day_ended` when the retry would fall on the next
+  local day. A day left `released` by a clock that jumped past its end is closed the same
+  way by the rotation's next claim (rotations.missed_days).
+- Ambiguous: the claim and its lease stay; reconciliation settles it when the lease expires.
+- Unverifiable under the `hold` policy: the day stays claimed, `unconfirmed` in the ledger,
+  with `rollback` kept so that an operator's release can give the member their turn back.
+
+A day is alerted once (`escalated_at` on its ledger entry), not on every try.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from google.cloud import firestore
+
+from core.models import LedgerStatus
+from core.rotation import Rotation
+from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
+from core.store import ROTATIONS
+from formatting.slack_text import SlackMessage
+from processor.abc import Claim, OutcomeLine, Writes
+from processor.outcome import Result
+from processor.reconcile import backoff
+from rotations.missed_days import DAY_ENDED
+from rotations.render import render_turn
+
+
+@dataclass(frozen=True)
+class DayTurn:
+    """A rotation's claimed day: whose turn it is, and what giving the day back restores."""
+
+    rotation: Rotation
+    day: date
+    member: str
+    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
+    escalated: bool = False  # an earlier attempt of this day alerted already
+
+
+def needs_alert(post: PostResult, result: Result) -> bool:
+    """A day outcome a person must hear of: failed, unconfirmed, given back after an explicit
+    failure (the bot may need inviting back), or ended unposted. Alerted once per day."""
+    return result in (Result.FAILED, Result.UNCONFIRMED, Result.SKIPPED) or (
+        result is Result.RELEASED and post.outcome is Outcome.FAILED
+    )
+
+
+def day_ended_detail(post: PostResult) -> str:
+    return f"{post.detail or post.code}; the local day ended before another try, not posted"
+
+
+class RotationDayKind:
+    name = "rotation"
+    collection = ROTATIONS
+    id_field = "rotation_id"
+
+    def channel(self, claim: Claim[DayTurn]) -> str:
+        return claim.subject.rotation.channel
+
+    def render(self, claim: Claim[DayTurn]) -> SlackMessage:
+        return render_turn(claim.subject.rotation.text, claim.subject.member)
+
+    def outcome_writes(
+        self, claim: Claim[DayTurn], post: PostResult, now: datetime, max_attempts: int
+    ) -> Writes:
+        writes = _outcome_writes(claim, post, now, max_attempts)
+        if needs_alert(post, writes.result) and not claim.subject.escalated:
+            writes.ledger["escalated_at"] = now  # the day's one alert (outcome_line)
+        return writes
+
+    def unconfirmed_writes(self, claim: Claim[DayTurn], error: dict[str, Any]) -> Writes:
+        rotation = {"lease": firestore.DELETE_FIELD, "last_error": error}
+        ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
+        return Writes(rotation, ledger, Result.UNCONFIRMED)
+
+    def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
+        lease = subject.get("lease") or {}
+        return bool(
+            lease.get("owner") == claim.owner
+            and lease.get("occurrence_date") == claim.subject.day.isoformat()
+        )
+
+    def log_fields(self, claim: Claim[DayTurn]) -> dict[str, Any]:
+        return {"occurrence_date": claim.subject.day.isoformat()}
+
+    def outcome_line(self, claim: Claim[DayTurn], post: PostResult, result: Result) -> OutcomeLine:
+        code, detail = post.code, post.detail or str(post.code)
+        if result is Result.SKIPPED:
+            code, detail = DAY_ENDED, day_ended_detail(post)
+        elif result is Result.RELEASED:
+            detail += "; tried again today with backoff, up to MAX_ATTEMPTS"
+        fields: dict[str, Any] = {"member": claim.subject.member}
+        if needs_alert(post, result) and not claim.subject.escalated:
+            fields["last_error_code"] = post.code
+            return OutcomeLine("error", "", code, detail, True, fields)
+        if result in (Result.FAILED, Result.UNCONFIRMED, Result.SKIPPED):
+            return OutcomeLine(
+                "error",
+                f"rotation day {result.value} (alerted earlier)",
+                code,
+                detail,
+                False,
+                fields,
+            )
+        if result is Result.AMBIGUOUS:
+            text = "rotation post outcome unknown; held for reconciliation"
+            return OutcomeLine("warning", text, code, detail, False, fields)
+        if result is Result.RELEASED:
+            text = "rotation post not made; rolled back for a retry the same day"
+            fields["retry_after"] = post.retry_after
+            return OutcomeLine("warning", text, code, detail, False, fields)
+        return OutcomeLine("info", "rotation turn delivered", code, detail, False, fields)
+
+
+def _outcome_writes(
+    claim: Claim[DayTurn], post: PostResult, now: datetime, max_attempts: int
+) -> Writes:
+    turn = claim.subject
+    error: dict[str, Any] = {"code": post.code, "message": post.detail, "at": now}
+    if post.outcome is Outcome.DELIVERED:
+        rotation = {
+            "lease": firestore.DELETE_FIELD,
+            "rollback": firestore.DELETE_FIELD,
+            "last_error": firestore.DELETE_FIELD,
+            "last_member": turn.member,
+            "last_sent_at": now,
+            "last_slack_ts": post.ts,
+            "sent_count": firestore.Increment(1),
+        }
+        ledger: dict[str, Any] = {"status": LedgerStatus.SENT, "slack_ts": post.ts, "sent_at": now}
+        return Writes(rotation, ledger, Result.SENT)
+    if post.outcome is Outcome.AMBIGUOUS:
+        return Writes({"last_error": error}, {"error": error}, Result.AMBIGUOUS)
+    restored: dict[str, Any] = {
+        **turn.rollback,
+        "lease": firestore.DELETE_FIELD,
+        "rollback": firestore.DELETE_FIELD,
+        "last_error": error,
+    }
+    next_turn = turn.rotation.next_due_at(now, after=turn.day)
+    if post.outcome is Outcome.FAILED and claim.attempts >= max_attempts:
+        # Out of attempts: the day ends failed and the rotation moves on to its next turn
+        # day; an edit of the rotation re-opens today (the same ledger entry, attempts + 1).
+        ledger = {"status": LedgerStatus.FAILED, "error": error}
+        return Writes(restored | {"next_run_at": next_turn}, ledger, Result.FAILED)
+    if post.outcome is Outcome.RETRY_LATER:
+        wait = timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
+    else:
+        wait = backoff(claim.attempts)  # an explicit failure (channel_not_found...): 1, 2, 4 min
+    retry_at = now + wait
+    if retry_at >= turn.rotation.day_ends_at(turn.day):
+        # The retry would fall on the next local day, which has a turn of its own: the day
+        # ends here, unposted, and the member keeps their place for the next turn.
+        ended = error | {"message": day_ended_detail(post)}
+        ledger = {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "error": ended}
+        closed = restored | {"last_processed_date": turn.day.isoformat(), "next_run_at": next_turn}
+        return Writes(closed, ledger, Result.SKIPPED)
+    ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
+    return Writes(restored | {"next_run_at": retry_at}, ledger, Result.RELEASED)
+
+
+ROTATION_DAY_KIND = RotationDayKind()
