@@ -61,6 +61,24 @@ class OutcomeLine(NamedTuple):
     fields: dict[str, Any]
 
 
+class Leased(NamedTuple):
+    """What an expired lease names: the occurrence whose send reconciliation settles."""
+
+    occurrence_at: datetime
+    delivery_id: str
+    fields: dict[str, Any]  # log fields naming the occurrence (a rotation day's date, say)
+
+
+class LeaseUnreadable(Exception):
+    """An expired lease that cannot be settled as stored (the subject no longer parses, the
+    lease names no occurrence): held for a person (processor.held)."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
 class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
     (processor.message_kind), the rotation days' (rotations.kind)."""
@@ -68,6 +86,21 @@ class Kind(Protocol[S]):
     name: str  # the ledger entry's `kind`
     collection: str
     id_field: str  # the log field naming the subject: "message_id", "rotation_id"
+    noun: str  # how a held lease's detail names one: "a sending message"
+
+    def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:
+        """Subjects whose lease has expired, oldest expiry first, at most `limit`."""
+        ...
+
+    def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
+        """The occurrence an expired lease names; LeaseUnreadable when it cannot be read."""
+        ...
+
+    def taken_over(
+        self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
+    ) -> S:
+        """The subject of a reconciler's claim on the lease (`entry`: its ledger entry)."""
+        ...
 
     def channel(self, claim: Claim[S]) -> str:
         """Where the claim posts."""

@@ -16,11 +16,12 @@ from typing import Any
 
 from google.cloud import firestore
 
-from core.models import LedgerStatus, Message, Status
+from core.errors import DocumentError
+from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import MESSAGES
+from core.store import MESSAGES, Snapshot, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
-from processor.abc import Claim, OutcomeLine, Writes
+from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
 from processor.advance import after_occurrence
 from processor.outcome import Result
 
@@ -35,6 +36,26 @@ class MessageKind:
     name = "message"
     collection = MESSAGES
     id_field = "message_id"
+    noun = "a sending message"
+
+    def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
+        return expired_leases(db, now, limit)
+
+    def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
+        try:
+            Message.from_document(subject_id, data)
+        except DocumentError as exc:
+            detail = f"{self.noun} no longer parses: {exc.message}"
+            raise LeaseUnreadable(exc.code, detail) from None
+        occurrence = (data.get("lease") or {}).get("occurrence_at")
+        if not isinstance(occurrence, datetime):
+            raise LeaseUnreadable("invalid_lease", f"{self.noun}'s lease names no occurrence")
+        return Leased(occurrence, message_delivery_id(subject_id, occurrence), {})
+
+    def taken_over(
+        self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
+    ) -> Message:
+        return Message.from_document(subject_id, data)
 
     def channel(self, claim: Claim[Message]) -> str:
         return claim.subject.channel

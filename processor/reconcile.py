@@ -32,24 +32,15 @@ from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.errors import DocumentError
-from core.models import (
-    LedgerStatus,
-    Message,
-    invalid_lease,
-    message_delivery_id,
-    usable_lease,
-)
+from core.models import LedgerStatus
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
-from core.store import DELIVERIES, Snapshot, expired_leases, unusable_leases
-from processor.abc import Claim
-from processor.claim import reject_document
+from core.store import DELIVERIES, Snapshot
+from processor.abc import Claim, Kind, Leased, LeaseUnreadable
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
 from processor.held import hold_lease
 from processor.history_search import HistoryBudget, ask_history, searchable
-from processor.message_kind import MESSAGE_KIND
 from processor.outcome import Result, tally
 
 BACKOFF_BASE = timedelta(minutes=1)
@@ -62,24 +53,15 @@ def backoff(attempts: int) -> timedelta:
     return min(BACKOFF_BASE * (1 << max(attempts - 1, 0)), BACKOFF_CAP)
 
 
-def reconcile_expired(rt: Runtime, budget: HistoryBudget | None = None) -> Counter[str]:
-    """Settle every expired lease this pass can take, and fail every `sending` message whose
-    lease no pass could settle (`invalid_lease`); the tick's summary counts. History calls
-    come from `budget` (the pass's, shared with the rotations; a new one when None)."""
+def reconcile_kind(
+    rt: Runtime, kind: Kind[Any], budget: HistoryBudget | None = None
+) -> Counter[str]:
+    """Settle every expired lease of `kind` this pass can take; the summary's counts. History
+    calls come from `budget` (the pass's, shared by every kind; a new one when None)."""
     budget = budget or HistoryBudget.for_pass(rt)
-    snaps = expired_leases(rt.db, rt.clock.now(), rt.settings.tick_limit)
+    snaps = kind.expired(rt.db, rt.clock.now(), rt.settings.tick_limit)
     budget.expect(len(snaps))
-    counts = settle_each(snaps, lambda snap: reconcile_one(rt, snap, budget), "message_id")
-    unusable = unusable_leases(rt.db, rt.settings.tick_limit)
-    counts.update(settle_each(unusable, lambda snap: _reject_lease(rt, snap), "message_id"))
-    return counts
-
-
-def _reject_lease(rt: Runtime, snap: Snapshot) -> Result | None:
-    lease = (snap.to_dict() or {}).get("lease")
-    if usable_lease(lease):
-        return None
-    return reject_document(rt, snap, invalid_lease(lease), rt.clock.now())
+    return settle_each(snaps, lambda snap: reconcile_one(rt, kind, snap, budget), kind.id_field)
 
 
 def settle_each(
@@ -107,44 +89,41 @@ def settle_each(
     return counts
 
 
-def reconcile_one(rt: Runtime, snap: Snapshot, budget: HistoryBudget) -> Result | None:
+def reconcile_one(
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, budget: HistoryBudget
+) -> Result | None:
     """Settle one expired lease; None when it is not settled this pass (Slack could not be
     asked, or its window is not read to the end yet)."""
     data = snap.to_dict() or {}
-    lease = data.get("lease") or {}
-    occurrence = lease.get("occurrence_at")
     calls = budget.share()
     try:
-        message = Message.from_document(snap.id, data)
-    except DocumentError as exc:
-        detail = f"a sending message no longer parses: {exc.message}"
-        hold_lease(rt, snap, exc.code, detail, message_id=snap.id)
-        return None
-    if not isinstance(occurrence, datetime):
-        detail = "a sending message's lease names no occurrence"
-        hold_lease(rt, snap, "invalid_lease", detail, message_id=snap.id)
+        leased = kind.leased(snap.id, data)
+    except LeaseUnreadable as exc:
+        subject: dict[str, Any] = {kind.id_field: snap.id}
+        hold_lease(rt, snap, exc.code, exc.detail, **subject)
         return None
     if calls == 0:
         return None  # this pass's history calls are spent: a later pass asks
-    ledger = _claimed_entry(rt, snap, message.id, occurrence)
+    ledger = _claimed_entry(rt, kind, snap, leased)
     if ledger is None:
         return None
-    search = searchable(rt, ledger.to_dict() or {}, occurrence)
+    search = searchable(rt, ledger.to_dict() or {}, leased.occurrence_at)
     if search is None:
         return None  # the post may still be on its way: read the window once it has closed
-    claim = _take_over(rt, snap, ledger, message, occurrence)
+    claim = _take_over(rt, kind, snap, ledger, leased)
     if claim is None:
         return Result.DUPLICATE  # another reconciler (or the late worker) got there first
     lookup = ask_history(
         rt,
         budget,
         calls,
-        message.channel,
+        kind.channel(claim),
         search,
         ((snap.reference, claim.subject_version), (ledger.reference, claim.ledger_version)),
         delivery_id=claim.delivery_id,
-        occurrence_at=occurrence,
-        message_id=message.id,
+        occurrence_at=claim.occurrence_at,
+        **{kind.id_field: snap.id},
+        **leased.fields,
     )
     post = verdict(
         lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
@@ -184,13 +163,10 @@ def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> Po
     )
 
 
-def _claimed_entry(
-    rt: Runtime, snap: Snapshot, message_id: str, occurrence: datetime
-) -> Snapshot | None:
+def _claimed_entry(rt: Runtime, kind: Kind[Any], snap: Snapshot, leased: Leased) -> Snapshot | None:
     """The occurrence's ledger entry, if it is `claimed`; otherwise the lease is held for a
     person (processor.held) and None."""
-    delivery_id = message_delivery_id(message_id, occurrence)
-    ledger = rt.db.collection(DELIVERIES).document(delivery_id).get()
+    ledger = rt.db.collection(DELIVERIES).document(leased.delivery_id).get()
     status = (ledger.to_dict() or {}).get("status")
     if status == LedgerStatus.CLAIMED:
         return ledger
@@ -198,30 +174,31 @@ def _claimed_entry(
         rt,
         snap,
         "ledger_mismatch",
-        f"a sending message's ledger entry is {status!r}, not claimed",
-        occurrence_at=occurrence,
-        message_id=message_id,
-        delivery_id=delivery_id,
+        f"{kind.noun}'s ledger entry is {status!r}, not claimed",
+        occurrence_at=leased.occurrence_at,
+        delivery_id=leased.delivery_id,
         ledger_status=status,
+        **{kind.id_field: snap.id},
+        **leased.fields,
     )
     return None
 
 
 def _take_over(
-    rt: Runtime, snap: Snapshot, ledger: Snapshot, message: Message, occurrence: datetime
-) -> Claim[Message] | None:
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, ledger: Snapshot, leased: Leased
+) -> Claim[Any] | None:
     taken = take_over_lease(rt, snap, ledger)
     if taken is None:
         return None
     _, results = taken
-    attempts = int((ledger.to_dict() or {}).get("attempts") or 1)
+    entry = ledger.to_dict() or {}
     return Claim(
-        MESSAGE_KIND,
-        message,
-        message.id,
-        occurrence,
+        kind,
+        kind.taken_over(snap.id, snap.to_dict() or {}, leased, entry),
+        snap.id,
+        leased.occurrence_at,
         ledger.id,
-        attempts,
+        int(entry.get("attempts") or 1),
         rt.worker_id,
         results[0].update_time,
         results[1].update_time,

@@ -30,9 +30,11 @@ from processor.claim import planned_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.due_page import DuePage, channel_of, fair_page
 from processor.history_search import HistoryBudget
+from processor.message_kind import MESSAGE_KIND
 from processor.outcome import SUMMARY_KEYS, Result, tally
 from processor.pacing import POST_INTERVAL, ChannelPacer
-from processor.reconcile import reconcile_expired
+from processor.reconcile import reconcile_kind
+from processor.unusable_leases import fail_unusable_leases
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
 PARALLEL_POSTS = 32
@@ -123,12 +125,13 @@ def _due_page(rt: Runtime, now: datetime, share: ChannelRange | None) -> DuePage
 def _reconciled(rt: Runtime, history: HistoryBudget | None) -> Counter[str]:
     """Expired leases settled; their query failing does not keep the pass from what is
     due (a lease left expired is settled by a later pass)."""
+    counts: Counter[str] = Counter()
     try:
-        return reconcile_expired(rt, history)
+        counts.update(reconcile_kind(rt, MESSAGE_KIND, history))
+        counts.update(fail_unusable_leases(rt))
     except Exception as exc:
-        counts: Counter[str] = Counter()
         io_error(counts, "reading the expired leases failed", exc, collection=MESSAGES)
-        return counts
+    return counts
 
 
 def io_error(counts: Counter[str], message: str, exc: Exception, **concerns: Any) -> None:

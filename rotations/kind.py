@@ -26,12 +26,13 @@ from typing import Any
 
 from google.cloud import firestore
 
-from core.models import LedgerStatus
+from core.errors import DocumentError
+from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import ROTATIONS
+from core.store import ROTATIONS, Snapshot, expired_rotation_leases
 from formatting.slack_text import SlackMessage
-from processor.abc import Claim, OutcomeLine, Writes
+from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
 from processor.outcome import Result
 from processor.reconcile import backoff
 from rotations.missed_days import DAY_ENDED
@@ -65,6 +66,26 @@ class RotationDayKind:
     name = "rotation"
     collection = ROTATIONS
     id_field = "rotation_id"
+    noun = "a claimed rotation day"
+
+    def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
+        return expired_rotation_leases(db, now, limit)
+
+    def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
+        day = _leased_day(subject_id, data)
+        rotation = Rotation.from_document(subject_id, data)
+        fields = {"occurrence_date": day.isoformat()}
+        return Leased(rotation.due_at(day), rotation_delivery_id(subject_id, day), fields)
+
+    def taken_over(
+        self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
+    ) -> DayTurn:
+        rotation = Rotation.from_document(subject_id, data)
+        lease = data.get("lease") or {}
+        member = str(lease.get("member") or entry.get("member"))
+        day = date.fromisoformat(leased.fields["occurrence_date"])
+        escalated = entry.get("escalated_at") is not None
+        return DayTurn(rotation, day, member, _rollback(data), escalated)
 
     def channel(self, claim: Claim[DayTurn]) -> str:
         return claim.subject.rotation.channel
@@ -122,6 +143,30 @@ class RotationDayKind:
             fields["retry_after"] = post.retry_after
             return OutcomeLine("warning", text, code, detail, False, fields)
         return OutcomeLine("info", "rotation turn delivered", code, detail, False, fields)
+
+
+def _leased_day(subject_id: str, data: dict[str, Any]) -> date:
+    """The lease's day, once the rotation is known to parse (LeaseUnreadable otherwise)."""
+    try:
+        Rotation.from_document(subject_id, data)
+        return date.fromisoformat(str((data.get("lease") or {}).get("occurrence_date")))
+    except (DocumentError, ValueError) as exc:
+        code = exc.code if isinstance(exc, DocumentError) else "invalid_lease"
+        raise LeaseUnreadable(code, f"a claimed rotation day no longer parses: {exc}") from None
+
+
+def _rollback(data: dict[str, Any]) -> dict[str, Any]:
+    """What giving the day back restores. A lease without `rollback` (one repaired from
+    its ledger entry before the repair kept it) restores the order as it stands and no
+    `last_processed_date`, so the day is open again and nothing else is."""
+    rollback = data.get("rollback")
+    if isinstance(rollback, dict):
+        return rollback
+    return {
+        "last_processed_date": None,
+        "cursor": data.get("cursor", 0),
+        "members": data.get("members"),
+    }
 
 
 def _outcome_writes(

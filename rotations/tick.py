@@ -17,8 +17,9 @@ from processor.channel_slots import ChannelSlots, slot_channel
 from processor.history_search import HistoryBudget
 from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
+from processor.reconcile import reconcile_kind
 from rotations.deliver import deliver_day
-from rotations.reconcile import reconcile_rotations
+from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 
 
@@ -27,7 +28,7 @@ def run_rotations(rt: Runtime, history: HistoryBudget | None = None) -> Counter[
     pass, with this process's recent posts (the messages' part of the pass comes next), and
     across workers through the channels' pacing slots, as messages are. `history`: the
     pass's budget of Slack history calls (processor.history_search)."""
-    counts = reconcile_rotations(rt, history)
+    counts = reconcile_kind(rt, ROTATION_DAY_KIND, history)
     now = rt.clock.now()
     pacer = ChannelPacer(
         rt.clock, timedelta(seconds=rt.settings.tick_budget_seconds), rt.recent_posts

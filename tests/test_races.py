@@ -16,8 +16,9 @@ from processor.abc import Claim
 from processor.claim import claim_message
 from processor.deliver import deliver_message
 from processor.finalize import finalize
+from processor.message_kind import MESSAGE_KIND
 from processor.outcome import Result
-from processor.reconcile import reconcile_expired
+from processor.reconcile import reconcile_kind
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 from tests.interleave import orchestrate
 
@@ -123,7 +124,7 @@ def test_a_late_finalize_racing_reconciliation_settles_once_in_every_interleavin
     def reconcile():
         if next(arrivals) % 2 == 0:
             setup_round()
-        reconcile_expired(reconciler)
+        reconcile_kind(reconciler, MESSAGE_KIND)
 
     counts = orchestrate(late_worker, reconcile, name="lease")
 

@@ -17,9 +17,10 @@ from processor.abc import Claim
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.outcome import Result
+from processor.reconcile import reconcile_kind
 from rotations.claim import claim_day
 from rotations.deliver import deliver_day
-from rotations.reconcile import reconcile_rotations
+from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from rotations.tick import run_rotations
 from tests.conftest import T0, call, ledger, make_runtime
@@ -98,7 +99,7 @@ def test_a_late_finalize_racing_day_reconciliation_settles_once_in_every_interle
     def reconcile() -> None:
         if next(arrivals) % 2 == 0:
             setup_round()
-        reconcile_rotations(reconciler)
+        reconcile_kind(reconciler, ROTATION_DAY_KIND)
 
     counts = orchestrate(late_worker, reconcile, name="lease")
 
@@ -119,7 +120,7 @@ def test_a_late_worker_cannot_overwrite_a_day_the_reconciler_settled(settings, d
     assert isinstance(claim, Claim)
     post = send(late, claim)
     clock.advance(timedelta(seconds=settings.lease_seconds + 1))
-    reconcile_rotations(make_runtime(settings, db, clock, "worker-reconciler"))
+    reconcile_kind(make_runtime(settings, db, clock, "worker-reconciler"), ROTATION_DAY_KIND)
     settled = rotation(db, rid)
 
     # The late worker wakes up believing its post failed: rolling back now would re-open
