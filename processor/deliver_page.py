@@ -42,6 +42,9 @@ _MAX_POLL = 0.05
 
 
 class Page:
+    """One page's delivery (`deliver`, once); what it leaves to the pass is in `failed`,
+    `skipped` and `share`."""
+
     def __init__(
         self,
         rt: Runtime,
