@@ -15,7 +15,7 @@ One slot per minute is what makes the usual pass read no slots at all: a channel
 post in a minute needs no read, and the slots this process wrote are remembered across
 passes (Runtime.known_slots). Only once a pass has lost a claim (another worker is at work)
 does it read slots: those of the lanes it is about to begin, a few at a time in one
-batched get (processor.tick), skipping channels whose holder it already knows; it leaves a
+batched get (processor.deliver_page), skipping channels whose holder it already knows; it leaves a
 channel that another worker is posting to right now, with more for it in hand, to that
 worker, so workers divide the channels between them instead of racing for them. The slots expire
 (`expires_at`, a TTL policy in firestore.indexes.json) a day after they were written.

@@ -1,0 +1,78 @@
+"""Handing a lane's next document to what delivers it. The pass loop
+(processor.deliver_page) knows only `Dispatcher.start`; `InProcess` claims and sends on the
+pass's thread pool, leaving the send to be recorded by the loop."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.runtime import Runtime
+from core.store import Snapshot
+from processor.channel_slots import ChannelSlots, Slot
+from processor.deliver import Sent
+from processor.lanes import Lane
+from processor.outcome import Result, tally
+from processor.pass_counts import COUNTS_LOCK, raised
+
+# Claims a document (with the channel's pacing slots) and posts it: deliver.claim_and_send.
+ClaimAndSend = Callable[[Runtime, Snapshot, tuple[Slot, ...]], Result | Sent]
+
+
+@dataclass(frozen=True)
+class Done:
+    answered: datetime | None  # when a claimed delivery's post was answered (pacing's start)
+    outcome: Result | Sent | None  # Sent: posted (or tried), to be recorded; None: it raised
+
+
+class Dispatcher(Protocol):
+    def start(self, lane: Lane, snap: Snapshot) -> Future[Done]:
+        """Begin delivering `snap`, the document `lane` has just begun (`lane.more` says
+        whether this worker has more for the channel). Called on the loop's thread; the
+        future says how the delivery went, its counts already in the pass's summary."""
+        ...
+
+
+class InProcess:
+    """Claims and sends on the pass's thread pool; one document's trouble is logged and
+    counted, never raised (anything it claimed stays under its lease for reconciliation)."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        pool: Executor,
+        slots: ChannelSlots,
+        counts: Counter[str],
+        claim_and_send: ClaimAndSend,
+    ) -> None:
+        self._rt = rt
+        self._pool = pool
+        self._slots = slots
+        self._counts = counts
+        self._claim_and_send = claim_and_send
+
+    def start(self, lane: Lane, snap: Snapshot) -> Future[Done]:
+        return self._pool.submit(self._one, snap, lane.slot_channel, lane.more)
+
+    def _one(self, snap: Snapshot, slotted: str | None, more: bool) -> Done:
+        started = self._rt.clock.now()
+        slots = self._slots.for_claim(slotted, started, more=more) if slotted else ()
+        try:
+            outcome = self._claim_and_send(self._rt, snap, slots)
+        except Exception as exc:
+            raised(self._counts, [snap.id], exc)
+            return Done(None, None)
+        if isinstance(outcome, Sent):
+            self._slots.claimed(slots, outcome.claim.slot_versions, started)
+            with COUNTS_LOCK:
+                self._counts["claimed"] += 1
+            return Done(outcome.answered_at or self._rt.clock.now(), outcome)
+        if outcome is Result.DUPLICATE and slots:
+            self._slots.lost(slots, self._rt.clock.now())
+        with COUNTS_LOCK:
+            tally(self._counts, outcome)
+        return Done(None, outcome)
