@@ -13,7 +13,7 @@ from google.api_core.exceptions import ServiceUnavailable
 
 from core.models import message_delivery_id
 from core.store import DELIVERIES, due_messages
-from processor import reconcile, tick
+from processor import message_kind, tick
 from processor.channel_slots import ChannelSlots, slot_id
 from processor.pacing import ChannelPacer
 from processor.tick import CHECKS, lanes, run_tick
@@ -111,7 +111,7 @@ def test_the_expired_lease_query_failing_does_not_keep_the_pass_from_what_is_due
     rt, db, slack, monkeypatch, capsys
 ):
     due = seed_message(db)
-    fail_once(monkeypatch, reconcile, "expired_leases")
+    fail_once(monkeypatch, message_kind, "expired_leases")
 
     summary = run_tick(rt)
 
