@@ -9,7 +9,7 @@ from werkzeug.exceptions import NotFound as NoRoute
 
 from composer.routes import handle_api
 from core.http import respond, unrouted
-from processor.tick_endpoint import handle_tick
+from targets.tick import handle_tick
 
 
 @functions_framework.http

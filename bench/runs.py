@@ -29,7 +29,8 @@ from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import DELIVERIES, MESSAGES, due_messages, read_in_order
 from emulator.firestore import FirestoreEmulator
-from processor.tick import PARALLEL_POSTS, run_tick
+from messages.tick import run_tick
+from processor.tick import PARALLEL_POSTS
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0

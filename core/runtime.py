@@ -23,7 +23,7 @@ from core.store import make_client
 
 class RecentPosts:
     """When Slack last answered this process's post in each channel, kept across passes: a
-    worker that runs passes back to back (`python -m processor --until-idle`) must not post
+    worker that runs passes back to back (`python -m targets.worker --until-idle`) must not post
     to a channel again within the pacing interval just because a new pass began."""
 
     def __init__(self) -> None:

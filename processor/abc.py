@@ -7,13 +7,19 @@ an operator. `processor/` runs that life once; a kind supplies only its rules, t
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from core.slack import PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
+    from processor.history_search import HistoryBudget
 
 S = TypeVar("S")
 
@@ -81,12 +87,24 @@ class LeaseUnreadable(Exception):
 
 class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
-    (processor.message_kind), the rotation days' (rotations.kind)."""
+    (messages.kind), the rotation days' (rotations.kind)."""
 
     name: str  # the ledger entry's `kind`
     collection: str
     id_field: str  # the log field naming the subject: "message_id", "rotation_id"
     noun: str  # how a held lease's detail names one: "a sending message"
+    # The pass summary's key for this kind's own counts ("rotations"); None: none.
+    summary_key: str | None
+
+    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
+        """This kind's part of a pass (processor.one_pass): its summary counts, `due`, and
+        in a dry run its `previews`."""
+        ...
+
+    def claim(self, rt: Runtime, snap: Any, slots: tuple[Any, ...]) -> Claim[S] | Result:
+        """Claim the occurrence a due document (as just read) is due for, with the channel's
+        pacing `slots` in the same batch; a Result when nothing was claimed."""
+        ...
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:
         """Subjects whose lease has expired, oldest expiry first, at most `limit`."""
@@ -134,4 +152,24 @@ class Kind(Protocol[S]):
 
     def outcome_line(self, claim: Claim[S], post: PostResult, result: Result) -> OutcomeLine:
         """How this kind reports an outcome."""
+        ...
+
+
+class PagedKind(Kind[S], Protocol[S]):
+    """A kind whose due documents a pass reads in pages and delivers in lanes, one per
+    channel (processor.tick)."""
+
+    def due(
+        self, db: Any, now: datetime, limit: int, share: Any, excluding: Sequence[str]
+    ) -> list[Any]:
+        """Due documents, oldest first: at most `limit`, within the channel range `share`
+        (None: all), leaving out the channels `excluding`."""
+        ...
+
+    def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:
+        """What a real pass would post for `due`; writes nothing."""
+        ...
+
+    def sweep(self, rt: Runtime) -> Counter[str]:
+        """What the pass settles besides expired leases (documents no lease query finds)."""
         ...

@@ -1,6 +1,6 @@
-"""One document, end to end: claim -> send -> finalize.
+"""One document of any kind, end to end: claim -> send -> finalize -> the outcome line.
 
-This is the per-document operation. The tick calls it in-process for each due message; a
+This is the per-document operation. A pass calls it in-process for each due document; a
 Pub/Sub-triggered function can call it with one document when a single tick no longer
 suffices."""
 
@@ -15,24 +15,26 @@ from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
-from processor.abc import Claim
+from processor.abc import Claim, Kind
 from processor.channel_slots import Slot
-from processor.claim import claim_message
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
 
 
-def deliver_message(rt: Runtime, snap: Snapshot) -> tuple[Result, bool]:
-    """Returns what happened and whether this worker claimed the occurrence."""
-    claim = claim_message(rt, snap)
+def deliver_one(
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
+) -> tuple[Result, Claim[Any] | None]:
+    """One due document of `kind`, end to end: what happened, and this worker's claim if it
+    made one (with `slots`, the claim took the channel's pacing slots too)."""
+    claim = kind.claim(rt, snap, slots)
     if not isinstance(claim, Claim):
-        return claim, False
+        return claim, None
     post = send(rt, claim)  # pragma: SYNCPOINT claimed
     result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
-    return result, True
+    return result, claim
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,13 @@ class Sent:
     answered_at: datetime | None = None
 
 
-def claim_and_send(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Result | Sent:
-    """The first half of `deliver_message`, for a pass that records many sends at once
+def claim_and_send(
+    kind: Kind[Any], rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()
+) -> Result | Sent:
+    """The first half of `deliver_one`, for a pass that records many sends at once
     (`record_sends`); a Result when nothing was claimed. With `slots`, the claim takes the
     channel's pacing slots too."""
-    claim = claim_message(rt, snap, slots)
+    claim = kind.claim(rt, snap, slots)
     if not isinstance(claim, Claim):
         return claim
     post = send(rt, claim)
@@ -60,7 +64,7 @@ def claim_and_send(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) ->
 
 def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:
     """The second half: every send recorded (in one commit when there are several), then
-    the one log line per outcome. A lone send is recorded exactly as `deliver_message`
+    the one log line per outcome. A lone send is recorded exactly as `deliver_one`
     records it."""
     if len(sends) == 1:
         results = [finalize(rt, sends[0].claim, sends[0].post)]

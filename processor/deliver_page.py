@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from core.runtime import Runtime
-from core.store import MESSAGES, ChannelRange, Snapshot
+from core.store import ChannelRange, Snapshot
 from processor.channel_slots import ChannelSlots, slot_id
 from processor.deliver import Sent, record_sends
 from processor.dispatch import Dispatcher, Done
@@ -55,6 +55,7 @@ class Page:
         *,
         parallel: int,
         backlog: bool = False,
+        collection: str,
     ) -> None:
         self._rt = rt
         self._dispatcher = dispatcher
@@ -63,6 +64,7 @@ class Page:
         self._slots = slots
         self._parallel = parallel  # deliveries in flight at most
         self._backlog = backlog  # more is due than the page holds
+        self._collection = collection  # the kind's, named in a failure's log line
         # Another worker won a claim here: the lanes of channels this worker does not hold
         # (begun on this page, or its slot says so) are probably that worker's now, and wait
         # for the page's next read; the others go on.
@@ -92,7 +94,7 @@ class Page:
                 self._hand_back()
         except Exception as exc:
             self.failed = True
-            io_error(self._counts, "delivering a page raised", exc, collection=MESSAGES)
+            io_error(self._counts, "delivering a page raised", exc, collection=self._collection)
         finally:
             self._settle()
 

@@ -1,6 +1,6 @@
 """The operator's `doctor`: which stored documents the processor will never send, and why.
 
-    python -m processor.operator doctor [--fix] [--json]
+    python -m targets.operator doctor [--fix] [--json]
 
 It reads every `scheduled_messages` and `rotations` document and reports each one that no
 pass will ever send as it is stored: a status the processor does not know, a missing or

@@ -1,7 +1,7 @@
 """The operator's way out of a held lease (processor.held): `fail-held`.
 
-    python -m processor.operator fail-held scheduled_messages/ID --reason "..."
-    python -m processor.operator fail-held rotations/ID --reason "..."
+    python -m targets.operator fail-held scheduled_messages/ID --reason "..."
+    python -m targets.operator fail-held rotations/ID --reason "..."
 
 For a document whose lease reconciliation cannot settle (it no longer parses, its ledger
 entry is not `claimed`, its lease names no occurrence): the lease goes, and nothing is

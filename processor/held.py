@@ -5,7 +5,7 @@ names no occurrence) gets its `expires_at` pushed RECHECK ahead, so it leaves th
 the expired-lease page (ordered by `expires_at`) and the leases behind it are settled; it
 is looked at again then. `lease.held_since` and `lease.held_code` say since when and why.
 Such a state does not heal by itself, so it is escalated (one ERROR line and an alert) the
-first time it is held; a person ends it with `python -m processor.operator fail-held`.
+first time it is held; a person ends it with `python -m targets.operator fail-held`.
 
 Slack history that cannot be read (5xx, rate limits) is asked again at every lease expiry;
 once the occurrence has waited HISTORY_ESCALATE_AFTER since its claim it is escalated once
@@ -68,7 +68,7 @@ def hold_lease(
             status="held",
             occurrence_at=occurrence_at,
             error_code=code,
-            detail=f"{detail}; held for a person (processor.operator fail-held)",
+            detail=f"{detail}; held for a person (targets.operator fail-held)",
             **subject,
         )
         return
@@ -115,7 +115,7 @@ def history_unreadable(
         error_code=code,
         detail=(
             f"Slack history not read to the end since the claim at {claimed_at.isoformat()}; "
-            "outcome unknown: look in the channel, then processor.operator mark-delivered or "
+            "outcome unknown: look in the channel, then targets.operator mark-delivered or "
             "release"
         ),
         delivery_id=delivery_id,

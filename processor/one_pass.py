@@ -1,53 +1,58 @@
-"""One processing pass, as the `tick` target and the worker loop run it: rotations (few,
-and due at a fixed local time) first, then messages; and passes back to back until idle."""
+"""One processing pass, as the `tick` target and the worker loop run it: each kind's part in
+turn, in the order the kinds are handed in (rotations, few and due at a fixed local time,
+first); and passes back to back until idle."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from core.runtime import Runtime
-from core.store import ROTATIONS
+from processor.abc import Kind
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL
-from processor.tick import io_error, run_tick
-from rotations.tick import preview_rotations, run_rotations
+from processor.pass_counts import io_error
 
 Pass = Callable[[Runtime], dict[str, Any]]
 
 
-def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
-    """One pass: the summary counts cover messages and rotations together; `rotations`
-    repeats the rotations' share of them. The rotations' part raising (a read that failed,
-    say) is logged and counted in `errors`, and the messages' part runs all the same."""
-    if dry_run:
-        rotation_previews = preview_rotations(rt)
-        summary = run_tick(rt, dry_run=True)
-        summary["previews"] = rotation_previews + summary["previews"]
-        summary["rotations"] = dict.fromkeys(SUMMARY_KEYS, 0)
-        return summary
-    rotations: Counter[str] = Counter()
-    history = HistoryBudget.for_pass(rt)  # one budget of history calls for the whole pass
+def run_pass(rt: Runtime, kinds: Sequence[Kind[Any]], *, dry_run: bool = False) -> dict[str, Any]:
+    """One pass over `kinds`: the summary counts cover every kind together, a kind with a
+    `summary_key` repeats its own share under it, and `due` counts what the pass read. One
+    kind's part raising (a read that failed, say) is logged and counted in `errors`, and
+    the next kinds run all the same. The kinds share one budget of Slack history calls."""
+    now = rt.clock.now()
+    history = HistoryBudget.for_pass(rt)
+    summary: dict[str, Any] = {**dict.fromkeys(SUMMARY_KEYS, 0), "due": 0}
+    previews: list[dict[str, Any]] = []
+    for kind in kinds:
+        part = _part(rt, kind, dry_run, history)
+        for key in (*SUMMARY_KEYS, "due"):
+            summary[key] += part.get(key, 0)
+        previews.extend(part.get("previews", ()))
+        if kind.summary_key is not None:
+            summary[kind.summary_key] = {key: part.get(key, 0) for key in SUMMARY_KEYS}
+    summary |= {"dry_run": dry_run, "now": now.isoformat()}
+    return summary | {"previews": previews} if dry_run else summary
+
+
+def _part(rt: Runtime, kind: Kind[Any], dry_run: bool, history: HistoryBudget) -> dict[str, Any]:
     try:
-        rotations = run_rotations(rt, history)
+        return dict(kind.run_part(rt, dry_run=dry_run, history=history))
     except Exception as exc:
-        io_error(rotations, "the rotations' part of the pass raised", exc, collection=ROTATIONS)
-    summary = run_tick(
-        rt, history=history
-    )  # its reads and writes fail into its `errors`, never out of it
-    for key in SUMMARY_KEYS:
-        summary[key] += rotations[key]
-    summary["rotations"] = {key: rotations[key] for key in SUMMARY_KEYS}
-    return summary
+        counts: Counter[str] = Counter()
+        what = f"the {kind.name}s' part of the pass raised"
+        io_error(counts, what, exc, collection=kind.collection)
+        return dict(counts)
 
 
 def until_idle(
-    rt: Runtime, one_pass: Pass = run_pass, go_on: Callable[[], bool] = lambda: True
+    rt: Runtime, one_pass: Pass, go_on: Callable[[], bool] = lambda: True
 ) -> Iterator[dict[str, Any]]:
     """Passes back to back, each summary as it ends, until one finds nothing due (or
-    `go_on` says stop). A pass that found messages due but claimed none is followed by a
+    `go_on` says stop). A pass that found documents due but claimed none is followed by a
     pause of POST_INTERVAL: what is due is other workers' right now (their channels'
     slots), and reading it again at once would only spend reads, the database's and this
     worker's CPU, before a slot can have come."""

@@ -1,5 +1,5 @@
-"""One processing pass: expired leases settled, then every due message, oldest first, at
-most TICK_LIMIT of them.
+"""A kind's part of a processing pass: its expired leases settled, then every due document,
+oldest first, at most TICK_LIMIT of them.
 
 Each page of due messages read is delivered in lanes, one per channel (processor.lanes,
 processor.deliver_page): a channel's messages go out one after another in due order, paced,
@@ -13,13 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.errors import DocumentError
-from core.models import Message
 from core.runtime import Runtime
-from core.store import MESSAGES, ChannelRange, Snapshot, due_messages
-from formatting.slack_text import to_slack
+from core.store import ChannelRange, Snapshot
+from processor.abc import PagedKind
 from processor.channel_slots import ChannelSlots, slot_channel
-from processor.claim import planned_occurrence
 from processor.deliver import claim_and_send
 from processor.deliver_page import CHECKS as CHECKS
 from processor.deliver_page import PROBES as PROBES
@@ -28,12 +25,10 @@ from processor.dispatch import InProcess
 from processor.due_page import DuePage, channel_of, fair_page
 from processor.history_search import HistoryBudget
 from processor.lanes import lanes as lanes
-from processor.message_kind import MESSAGE_KIND
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.pass_counts import io_error as io_error
 from processor.reconcile import reconcile_kind
-from processor.unusable_leases import fail_unusable_leases
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
 PARALLEL_POSTS = 32
@@ -43,15 +38,19 @@ MAX_PAGES = 20
 
 
 def run_tick(
-    rt: Runtime, *, dry_run: bool = False, history: HistoryBudget | None = None
+    rt: Runtime,
+    kind: PagedKind[Any],
+    *,
+    dry_run: bool = False,
+    history: HistoryBudget | None = None,
 ) -> dict[str, Any]:
-    """Settle expired leases, then deliver what is due: oldest first within each channel,
-    channels in parallel, paced per channel, within the pass's time budget. `history`: the
-    pass's budget of Slack history calls (processor.history_search)."""
+    """Settle `kind`'s expired leases, then deliver what is due: oldest first within each
+    channel, channels in parallel, paced per channel, within the pass's time budget.
+    `history`: the pass's budget of Slack history calls (processor.history_search)."""
     now = rt.clock.now()
     if dry_run:
-        return _dry_run(rt, now)
-    counts = _reconciled(rt, history)
+        return _dry_run(rt, kind, now)
+    counts = _reconciled(rt, kind, history)
     budget = timedelta(seconds=rt.settings.tick_budget_seconds)
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
@@ -62,14 +61,22 @@ def run_tick(
     # share, which it alone reads until it is done (None: the whole page, from the head).
     share: ChannelRange | None = None
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
-        dispatcher = InProcess(rt, pool, slots, counts, claim_and_send)
+        dispatcher = InProcess(
+            rt,
+            pool,
+            slots,
+            counts,
+            lambda rt_, snap, slots_: claim_and_send(kind, rt_, snap, slots_),
+        )
         for _ in range(MAX_PAGES):
             try:
-                due = _due_page(rt, rt.clock.now(), share)
+                due = _due_page(rt, kind, rt.clock.now(), share)
             except Exception as exc:
                 # Everything this pass sent is on record already (a page records its sends
                 # before it ends); what is still due waits for the next pass.
-                io_error(counts, "reading the due messages failed", exc, collection=MESSAGES)
+                io_error(
+                    counts, f"reading the due {kind.name}s failed", exc, collection=kind.collection
+                )
                 break
             read += due.read
             left.update(due.left)
@@ -79,7 +86,14 @@ def run_tick(
             seen.update(snap.id for snap in fresh)
             # More is due than was taken, so this worker will be back for more.
             page = Page(
-                rt, dispatcher, pacer, counts, slots, parallel=PARALLEL_POSTS, backlog=due.more
+                rt,
+                dispatcher,
+                pacer,
+                counts,
+                slots,
+                parallel=PARALLEL_POSTS,
+                backlog=due.more,
+                collection=kind.collection,
             )
             # A share is read from its start; the head, from a place of this worker's own.
             page.deliver(lanes(fresh, None if share else rt.worker_id))
@@ -99,38 +113,40 @@ def run_tick(
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
 
 
-def _dry_run(rt: Runtime, now: datetime) -> dict[str, Any]:
+def _dry_run(rt: Runtime, kind: PagedKind[Any], now: datetime) -> dict[str, Any]:
     """What a pass would do now, with the previews of what it would post; writes nothing."""
-    due = _due_page(rt, now, None)
+    due = _due_page(rt, kind, now, None)
     return {
         **dict.fromkeys(SUMMARY_KEYS, 0),
         "dry_run": True,
         "due": len(due.messages),
-        "previews": preview_messages(due.messages, now),
+        "previews": kind.preview(due.messages, now),
         "now": now.isoformat(),
     }
 
 
-def _due_page(rt: Runtime, now: datetime, share: ChannelRange | None) -> DuePage:
-    """The due messages (in `share`, if any) a pass takes, no channel more than it can
+def _due_page(
+    rt: Runtime, kind: PagedKind[Any], now: datetime, share: ChannelRange | None
+) -> DuePage:
+    """The due documents (in `share`, if any) a pass takes, no channel more than it can
     post to within the pass's budget (one now, then one per POST_INTERVAL)."""
     per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1
     return fair_page(
-        lambda limit, excluding: due_messages(rt.db, now, limit, share, excluding),
+        lambda limit, excluding: kind.due(rt.db, now, limit, share, excluding),
         rt.settings.tick_limit,
         per_channel,
     )
 
 
-def _reconciled(rt: Runtime, history: HistoryBudget | None) -> Counter[str]:
-    """Expired leases settled; their query failing does not keep the pass from what is
-    due (a lease left expired is settled by a later pass)."""
+def _reconciled(rt: Runtime, kind: PagedKind[Any], history: HistoryBudget | None) -> Counter[str]:
+    """Expired leases settled (and what the kind sweeps up); their query failing does not
+    keep the pass from what is due (a lease left expired is settled by a later pass)."""
     counts: Counter[str] = Counter()
     try:
-        counts.update(reconcile_kind(rt, MESSAGE_KIND, history))
-        counts.update(fail_unusable_leases(rt))
+        counts.update(reconcile_kind(rt, kind, history))
+        counts.update(kind.sweep(rt))
     except Exception as exc:
-        io_error(counts, "reading the expired leases failed", exc, collection=MESSAGES)
+        io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
     return counts
 
 
@@ -153,31 +169,3 @@ def _ours(
 
 def _slotted(snap: Snapshot) -> str | None:
     return slot_channel(channel_of(snap))
-
-
-def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
-    """What a real pass would post, from the same rendering the send uses; writes nothing."""
-    previews = []
-    for snap in due:
-        data = snap.to_dict() or {}
-        if data.get("deleted"):
-            continue
-        entry: dict[str, Any] = {
-            "kind": "message",
-            "id": snap.id,
-            "channel": data.get("channel"),
-            "occurrence_at": None,
-        }
-        try:
-            message = Message.from_document(snap.id, data)
-            planned = planned_occurrence(message, data, now)
-            entry["occurrence_at"] = planned.isoformat() if planned else None
-            if planned is None:
-                entry["skipped"] = True  # expired, or every due occurrence is past its grace
-            rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
-        except DocumentError as exc:
-            entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}
-        else:
-            entry["text"] = rendered.text
-        previews.append(entry)
-    return previews

@@ -20,6 +20,7 @@ A day is alerted once (`escalated_at` on its ledger entry), not on every try.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -29,10 +30,13 @@ from google.cloud import firestore
 from core.errors import DocumentError
 from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
+from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import ROTATIONS, Snapshot, expired_rotation_leases
 from formatting.slack_text import SlackMessage
 from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
+from processor.channel_slots import Slot
+from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
 from rotations.missed_days import DAY_ENDED
@@ -67,6 +71,21 @@ class RotationDayKind:
     collection = ROTATIONS
     id_field = "rotation_id"
     noun = "a claimed rotation day"
+    summary_key: str | None = "rotations"
+
+    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
+        from rotations import tick  # the rotations' pass, which settles claims of this kind
+
+        if dry_run:
+            return {"previews": tick.preview_rotations(rt)}
+        return tick.run_rotations(rt, history)
+
+    def claim(
+        self, rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...]
+    ) -> Claim[DayTurn] | Result:
+        from rotations.claim import claim_day  # it builds the claims of this kind
+
+        return claim_day(rt, snap, slots)
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_rotation_leases(db, now, limit)

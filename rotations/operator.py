@@ -1,5 +1,5 @@
 """Operator actions on a rotation day (`r:<rotation>:<date>`), behind the same CLI as
-messages (`python -m processor.operator`):
+messages (`python -m targets.operator`):
 
 - `mark-delivered`: a person saw the turn in the channel; the day stays claimed, recorded as
   sent with that `ts`, never posted again.

@@ -14,11 +14,11 @@ from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations
 from processor.channel_slots import ChannelSlots, slot_channel
+from processor.deliver import deliver_one
 from processor.history_search import HistoryBudget
 from processor.outcome import Result, tally
 from processor.pacing import ChannelPacer
 from processor.reconcile import reconcile_kind
-from rotations.deliver import deliver_day
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 
@@ -72,7 +72,7 @@ def _deliver_paced(
     try:
         if reread:
             snap = snap.reference.get()
-        result, claim = deliver_day(rt, snap, taken)
+        result, claim = deliver_one(rt, ROTATION_DAY_KIND, snap, taken)
     except Exception as exc:
         # Anything claimed stays under its lease for reconciliation.
         counts["errors"] += 1

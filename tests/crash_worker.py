@@ -17,16 +17,17 @@ import time
 from datetime import datetime
 from typing import Any
 
+import messages.claim as message_claim
 import processor.deliver as deliver
 import processor.finalize as finalize
-import rotations.deliver as day_deliver
+import rotations.claim as day_claim
 from core.clock import FixedClock
 from core.runtime import runtime_for
 from core.settings import Settings
+from messages.claim import claim_message
 from processor.abc import Claim
-from processor.claim import claim_message
-from processor.one_pass import run_pass
 from rotations.claim import claim_day
+from targets.kinds import run_pass
 
 
 def die() -> None:
@@ -49,12 +50,11 @@ def install(point: str) -> None:
             return result
 
         # Rebind the names the deliveries call; the rest of the pass is untouched.
-        setattr(deliver, "claim_message", claim_then_die)  # noqa: B010
-        setattr(day_deliver, "claim_day", claim_day_then_die)  # noqa: B010
+        setattr(message_claim, "claim_message", claim_then_die)  # noqa: B010
+        setattr(day_claim, "claim_day", claim_day_then_die)  # noqa: B010
     elif point == "after_post":
         # Slack has recorded the post; the outcome is never written.
         setattr(deliver, "finalize", lambda *args: die())  # noqa: B010
-        setattr(day_deliver, "finalize", lambda *args: die())  # noqa: B010
     elif point == "mid_finalize":
         finalize._commit = _dying(finalize._commit)
     else:

@@ -18,7 +18,7 @@ import core.schedule
 from core.anchor import Anchor
 from core.rules import evaluate
 from core.schedule import catch_up, recurrence_from_fields, to_utc
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import T0, call, message, seed_message
 
 # A day of a minutely series, plus as much again: more than one search may generate, however

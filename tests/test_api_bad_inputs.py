@@ -16,7 +16,7 @@ import functions_framework
 import pytest
 
 from core.store import MESSAGES, ROTATIONS
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 from tests.conftest import ADMIN_TOKEN, T0, call, ledger, message, seed_message
 from tests.test_api_messages import ONE_OFF, SERIES
 from tests.test_api_rotations import ROTATION

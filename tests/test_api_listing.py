@@ -11,7 +11,7 @@ import pytest
 
 from core.store import DELIVERIES
 from formatting.slack_text import to_slack
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import ROOT, T0, call, seed_message
 
 

@@ -13,7 +13,7 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import ADMIN_TOKEN, T0, call, ledger, message, seed_message
 
 ONE_OFF = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import T0, call, ledger, message, seed_message
 
 DAY = timedelta(days=1)

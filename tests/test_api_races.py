@@ -18,11 +18,11 @@ from typing import Any
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from formatting.slack_text import to_slack
+from messages.claim import claim_message
+from messages.tick import run_tick
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
-from processor.tick import run_tick
 from tests.conftest import T0, call, make_runtime, message, seed_message
 from tests.interleave import orchestrate
 

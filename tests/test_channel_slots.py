@@ -18,15 +18,18 @@ from bench.rpc import CountedClient, RpcCounter
 from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES, ChannelRange
 from core.store import due_messages as real_due
+from messages import kind as message_kind
+from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
+from messages.tick import run_tick
 from processor import tick
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
-from processor.claim import claim_message
 from processor.deliver import Sent, claim_and_send, record_sends
-from processor.one_pass import run_pass
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
-from processor.tick import CHECKS, PROBES, run_tick
+from processor.tick import CHECKS, PROBES
+from targets.kinds import run_pass
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import seed_rotation
 
@@ -41,7 +44,9 @@ def post_holding(rt, message_id, channel):
     """`rt`'s worker posts `message_id` with more due in the channel in hand (its slot says
     `more`), as a pass does mid-lane: the channel is that worker's until its hold lapses."""
     slots = ChannelSlots(rt).for_claim(channel, rt.clock.now(), more=True)
-    sent = claim_and_send(rt, rt.db.collection(MESSAGES).document(message_id).get(), slots)
+    sent = claim_and_send(
+        MESSAGE_KIND, rt, rt.db.collection(MESSAGES).document(message_id).get(), slots
+    )
     assert isinstance(sent, Sent) and record_sends(rt, [sent]) == [Result.SENT]
 
 
@@ -279,7 +284,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
 
     reads: list[int] = []
     slot_reads: list[list[str]] = []
-    monkeypatch.setattr(tick, "due_messages", due)
+    monkeypatch.setattr(message_kind, "due_messages", due)
     monkeypatch.setattr(ChannelSlots, "read", read)
 
     summary = run_tick(mine)
@@ -338,12 +343,15 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
         if len(reads) == 1:  # worker-a claims `taken` right after our first read
             snap = db.collection(MESSAGES).document(taken).get()
             claimed = claim_and_send(
-                other, snap, ChannelSlots(other).for_claim("C0TAKEN01", clock.now(), more=False)
+                MESSAGE_KIND,
+                other,
+                snap,
+                ChannelSlots(other).for_claim("C0TAKEN01", clock.now(), more=False),
             )
             assert isinstance(claimed, Sent)
         return page
 
-    monkeypatch.setattr(tick, "due_messages", due)
+    monkeypatch.setattr(message_kind, "due_messages", due)
 
     summary = run_tick(mine)
 
@@ -391,21 +399,21 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
             for channel in theirs:
                 slots = ChannelSlots(other).for_claim(channel, clock.now(), more=held)
                 snap = db.collection(MESSAGES).document(ids[channel][0]).get()
-                assert isinstance(claim_and_send(other, snap, slots), Sent)
+                assert isinstance(claim_and_send(MESSAGE_KIND, other, snap, slots), Sent)
         return page
 
     real_claim = claim_and_send
     first_wave = threading.Barrier(len(channels))
     claims = itertools.count()
 
-    def claim(rt, snap, slots):  # processor.tick's claim_and_send
+    def claim(kind, rt, snap, slots):  # processor.tick's claim_and_send
         # The first claim in every channel is in flight before any of them returns, as with
         # a slower database: which lanes began before the first loss is not left to chance.
         if next(claims) < len(channels):
             first_wave.wait(timeout=30)
-        return real_claim(rt, snap, slots)
+        return real_claim(kind, rt, snap, slots)
 
-    monkeypatch.setattr(tick, "due_messages", due)
+    monkeypatch.setattr(message_kind, "due_messages", due)
     monkeypatch.setattr(tick, "claim_and_send", claim)
 
     summary = run_tick(mine)

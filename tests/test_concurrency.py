@@ -44,7 +44,7 @@ def test_eight_worker_processes_deliver_300_messages_exactly_once(env, db, slack
     worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
     workers = [
         subprocess.Popen(
-            [sys.executable, "-m", "processor", "--until-idle"],
+            [sys.executable, "-m", "targets.worker", "--until-idle"],
             cwd=ROOT,
             env=worker_env,
             stdout=subprocess.PIPE,

@@ -16,8 +16,8 @@ from datetime import timedelta
 import pytest
 
 from core.models import message_delivery_id, rotation_delivery_id
-from processor.one_pass import run_pass
 from processor.reconcile import backoff
+from targets.kinds import run_pass
 from tests.conftest import ROOT, ledger, message, seed_message
 from tests.test_rotation_processor import rotation, seed_rotation
 

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 
 from core.store import ROTATIONS
-from processor.one_pass import run_pass
-from processor.operator import main
+from targets.kinds import run_pass
+from targets.operator import main
 from tests.conftest import T0, message, seed_message
 from tests.test_rotation_processor import rotation, seed_rotation
 
@@ -25,7 +25,7 @@ SERIES = {
 @pytest.fixture(autouse=True)
 def cli_on_the_test_clock(rt, monkeypatch):
     """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("processor.operator.runtime_for", lambda settings: rt)
+    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
 
 
 def doctor(capsys, *args):

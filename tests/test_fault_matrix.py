@@ -13,7 +13,7 @@ import pytest
 
 from core.models import message_delivery_id, rotation_delivery_id
 from emulator.slack_standin import Fault
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 from tests.conftest import T0, ledger, message, seed_message
 from tests.test_rotation_processor import seed_rotation
 

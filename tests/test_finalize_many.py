@@ -6,8 +6,8 @@ from __future__ import annotations
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
+from messages.claim import claim_message
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.deliver import Sent, record_sends
 from processor.finalize import finalize_many
 from processor.outcome import Result

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from core.models import Message
 from core.rotation import Rotation
 from core.store import MESSAGES, ROTATIONS
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 from tests.conftest import ADMIN_TOKEN, T0, make_runtime
 from tests.test_api_bad_inputs import everything
 from tests.test_api_bad_inputs import tick_app as tick_app

@@ -13,13 +13,13 @@ from google.cloud import firestore
 
 from core.store import MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault
+from messages.claim import claim_message
+from messages.tick import run_tick
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.fail_held import FailHeldRefused, fail_held
-from processor.one_pass import run_pass
-from processor.operator import main
-from processor.tick import run_tick
 from rotations.claim import claim_day
+from targets.kinds import run_pass
+from targets.operator import main
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import (
     ALICE,

@@ -22,13 +22,13 @@ from core.models import message_delivery_id
 from core.slack import Outcome
 from core.store import MESSAGES
 from emulator.slack_standin import Fault, SlackStandIn
+from messages.claim import claim_message
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
-from processor.one_pass import run_pass
 from processor.outcome import Result
 from processor.reconcile import backoff
+from targets.kinds import run_pass
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import ALICE, MONDAY, seed_rotation
 

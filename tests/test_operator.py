@@ -11,19 +11,19 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
+from messages.claim import claim_message
+from messages.tick import run_tick
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.deliver import send
 from processor.finalize import finalize
-from processor.operator import OperatorError, main, mark_delivered, release
-from processor.tick import run_tick
+from targets.operator import OperatorError, main, mark_delivered, release
 from tests.conftest import T0, call, ledger, message, seed_message
 
 
 @pytest.fixture(autouse=True)
 def cli_on_the_test_clock(rt, monkeypatch):
     """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("processor.operator.runtime_for", lambda settings: rt)
+    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
 
 
 def unconfirmed_message(rt, db, slack):

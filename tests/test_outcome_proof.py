@@ -21,7 +21,7 @@ from slack_sdk.errors import SlackApiError
 
 from core.models import message_delivery_id
 from emulator.slack_standin import Fault
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import T0, ledger, message, seed_message
 
 CHANNEL = "C0PROOF01"

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 from core.slack import SlackTransport
 from emulator.slack_standin import Fault
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import T0, make_runtime, message, seed_message
 
 

@@ -13,10 +13,12 @@ from google.api_core.exceptions import ServiceUnavailable
 
 from core.models import message_delivery_id
 from core.store import DELIVERIES, due_messages
-from processor import message_kind, tick
+from messages import kind as message_kind
+from messages.tick import run_tick
+from processor import tick
 from processor.channel_slots import ChannelSlots, slot_id
 from processor.pacing import ChannelPacer
-from processor.tick import CHECKS, lanes, run_tick
+from processor.tick import CHECKS, lanes
 from tests.conftest import T0, ledger, message, seed_message
 
 
@@ -130,7 +132,7 @@ def test_the_due_query_failing_on_a_later_read_ends_the_pass_with_its_posts_reco
     db.collection(DELIVERIES).document(message_delivery_id(ids[2], T0)).set(
         {"status": "sent", "message_id": ids[2], "occurrence_at": T0, "slack_ts": "1.0"}
     )
-    reads = fail_once(monkeypatch, tick, "due_messages", on_call=2)
+    reads = fail_once(monkeypatch, message_kind, "due_messages", on_call=2)
 
     summary = run_tick(rt)
 

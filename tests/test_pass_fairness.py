@@ -13,7 +13,8 @@ import pytest
 
 from core.models import message_delivery_id
 from core.store import DELIVERIES, ChannelRange, due_messages
-from processor.one_pass import run_pass, until_idle
+from processor.one_pass import until_idle
+from targets.kinds import run_pass
 from tests.conftest import T0, make_runtime, message, seed_message
 
 OLDER = T0 - timedelta(minutes=10)
@@ -83,7 +84,7 @@ def test_a_channels_backlog_does_not_keep_twenty_other_channels_waiting(rt, db, 
     assert {message(db, m)["status"] for m in others} == {"sent"}
     assert first["sent"] == 20 + sum(p.channel == "C0BUSY001" for p in slack.posts())
     assert first["sent"] + first["deferred"] == 520  # the rest is counted, not hidden
-    passes = list(until_idle(rt))
+    passes = list(until_idle(rt, run_pass))
 
     assert passes[-1]["due"] == 0
     assert sum(p["sent"] for p in passes) == 500 - (first["sent"] - 20)
@@ -115,7 +116,7 @@ def test_several_backlogs_each_get_their_share_and_the_other_channels_go_out_at_
     # No channel took more than a pass can post to it: one now, then one a second.
     assert max(sum(p.channel == c for p in posted) for c in channels) == budget + 1
     assert first["sent"] + first["deferred"] >= tick_limit
-    passes = list(until_idle(rt))
+    passes = list(until_idle(rt, run_pass))
 
     assert passes[-1]["due"] == 0
     assert_drained_in_order_once(db, slack, backlogs)

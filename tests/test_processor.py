@@ -11,7 +11,7 @@ import pytest
 from core.models import message_delivery_id
 from core.store import DELIVERIES, MESSAGES
 from emulator.slack_standin import Fault
-from processor.tick import run_tick
+from messages.tick import run_tick
 from tests.conftest import T0, ledger, message, seed_message
 
 

@@ -12,11 +12,11 @@ from typing import Any
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
+from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
-from processor.claim import claim_message
-from processor.deliver import deliver_message
+from processor.deliver import deliver_one
 from processor.finalize import finalize
-from processor.message_kind import MESSAGE_KIND
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
@@ -49,7 +49,7 @@ def test_two_workers_claiming_one_message_send_it_once_in_every_interleaving(
         def run():
             # Both workers read the message as due, in any order relative to the claims.
             snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
-            deliver_message(rt, snap)  # pragma: SYNCPOINT claim
+            deliver_one(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT claim
 
         return run
 

@@ -13,12 +13,12 @@ from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
+from messages.claim import claim_message
+from messages.tick import run_tick
 from processor.abc import Claim
-from processor.claim import claim_message
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import backoff
-from processor.tick import run_tick
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 
 LEASE = timedelta(seconds=300)

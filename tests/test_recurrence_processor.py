@@ -15,10 +15,11 @@ from core.models import Message, message_delivery_id
 from core.schedule import MAX_MISSED_ENTRIES, Recurrence, resume_next_run_at
 from core.store import DELIVERIES, MESSAGES
 from emulator.slack_standin import Fault
-from processor.claim import planned_occurrence
-from processor.deliver import deliver_message
+from messages.claim import planned_occurrence
+from messages.kind import MESSAGE_KIND
+from messages.tick import run_tick
+from processor.deliver import deliver_one
 from processor.outcome import Result
-from processor.tick import run_tick
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 
 
@@ -211,11 +212,11 @@ def test_two_workers_catching_up_one_series_send_once_and_record_the_misses_once
     snap_a = db.collection(MESSAGES).document(mid).get()
     snap_b = db.collection(MESSAGES).document(mid).get()  # both read it as due
 
-    first = deliver_message(make_runtime(settings, db, clock, "worker-a"), snap_a)
-    second = deliver_message(make_runtime(settings, db, clock, "worker-b"), snap_b)
+    first = deliver_one(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND, snap_a)
+    second = deliver_one(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND, snap_b)
 
-    assert first == (Result.ADVANCED, True)
-    assert second == (Result.DUPLICATE, False)
+    assert first[0] is Result.ADVANCED and first[1] is not None
+    assert second == (Result.DUPLICATE, None)
     assert len(slack.posts()) == 1
     assert {e["worker"] for e in skipped(db).values()} == {"worker-a"}
     assert len(skipped(db)) == 2

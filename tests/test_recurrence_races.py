@@ -12,7 +12,8 @@ import pytest
 
 from core.models import message_delivery_id
 from core.store import MESSAGES
-from processor.deliver import deliver_message
+from messages.kind import MESSAGE_KIND
+from processor.deliver import deliver_one
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
 from tests.interleave import orchestrate
 
@@ -44,7 +45,7 @@ def test_two_workers_catching_up_one_series_settle_it_once(
                     )
                 )
             snap = db.collection(MESSAGES).document(series[-1]).get()
-            deliver_message(rt, snap)  # pragma: SYNCPOINT claim
+            deliver_one(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT claim
 
         return run
 

@@ -14,11 +14,11 @@ from emulator.slack_standin import Fault
 from processor.abc import Claim
 from processor.deliver import send
 from processor.finalize import finalize
-from processor.one_pass import run_pass
-from processor.operator import main, mark_delivered, release
 from rotations.claim import claim_day
 from rotations.operator import DayActionRefused
 from rotations.tick import run_rotations
+from targets.kinds import run_pass
+from targets.operator import main, mark_delivered, release
 from tests.conftest import ROOT, ledger
 from tests.test_rotation_processor import (
     ALICE,
@@ -39,7 +39,7 @@ DAY = f"r:standup:{MONDAY}"
 @pytest.fixture(autouse=True)
 def cli_on_the_test_clock(rt, monkeypatch):
     """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("processor.operator.runtime_for", lambda settings: rt)
+    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
 
 
 def unconfirmed_day(rt, db, slack):

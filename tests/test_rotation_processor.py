@@ -15,10 +15,10 @@ from core.models import rotation_delivery_id
 from core.store import ROTATIONS
 from emulator.slack_standin import Fault
 from processor.abc import Claim
-from processor.one_pass import run_pass
 from processor.outcome import Result
 from rotations import kind as rotation_kind
 from rotations.claim import claim_day
+from targets.kinds import run_pass
 from tests.conftest import ledger, make_runtime
 
 MONDAY = "2027-01-04"  # T0 is 2027-01-04T09:00Z, 10:00 in Berlin

@@ -14,12 +14,11 @@ from core.models import rotation_delivery_id
 from core.slack import Outcome
 from core.store import ROTATIONS
 from processor.abc import Claim
-from processor.deliver import send
+from processor.deliver import deliver_one, send
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
 from rotations.claim import claim_day
-from rotations.deliver import deliver_day
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from rotations.tick import run_rotations
@@ -56,7 +55,7 @@ def test_two_processors_claiming_one_day_post_it_once_in_every_interleaving(
 
         def run() -> None:
             snap = db.collection(ROTATIONS).document(rounds.rotation_for_this_round()).get()
-            deliver_day(rt, snap)  # pragma: SYNCPOINT claim
+            deliver_one(rt, ROTATION_DAY_KIND, snap)  # pragma: SYNCPOINT claim
 
         return run
 

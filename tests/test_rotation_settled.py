@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from emulator.slack_standin import Fault
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 from tests.conftest import make_runtime
 from tests.test_rotation_processor import ALICE, BOB, MONDAY, day_entry, rotation, seed_rotation
 

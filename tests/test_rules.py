@@ -19,7 +19,7 @@ from dateutil.rrule import _iterinfo
 from core.anchor import MAX_WALK
 from core.errors import DocumentError
 from core.schedule import Recurrence, upcoming
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 from tests.conftest import T0, call, message, seed_message
 from tests.test_api_messages import SERIES, fields_of, stored_ids
 from tests.test_tick_http import MAIN, answer, at, bearer, tick

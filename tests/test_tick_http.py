@@ -523,12 +523,12 @@ def test_one_part_of_the_pass_failing_does_not_keep_the_other_from_going_out(
     next pass posts what the failed part left."""
     from google.api_core.exceptions import ServiceUnavailable
 
-    from processor import tick as message_tick
+    from messages import kind as message_kind
     from rotations import tick as rotation_tick
 
     owner, name = {
         "rotations": (rotation_tick, "due_rotations"),
-        "messages": (message_tick, "due_messages"),
+        "messages": (message_kind, "due_messages"),
     }[failing]
     real = getattr(owner, name)
     calls: list[int] = []

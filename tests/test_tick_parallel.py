@@ -14,7 +14,8 @@ from itertools import pairwise
 from core.models import message_delivery_id
 from core.store import DELIVERIES
 from emulator.slack_standin import SlackStandIn
-from processor.tick import PARALLEL_POSTS, lanes, run_tick
+from messages.tick import run_tick
+from processor.tick import PARALLEL_POSTS, lanes
 from tests.conftest import T0, make_runtime, message, seed_message
 
 

@@ -1,4 +1,4 @@
-"""Passes back to back until nothing is due (`python -m processor --until-idle`, and the
+"""Passes back to back until nothing is due (`python -m targets.worker --until-idle`, and the
 benchmark's workers): a pass that found messages due but could claim none of them, because
 another worker is posting to their channels, is followed by a pause, not by the same reads
 again at once."""
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from core.models import message_delivery_id
+from messages.tick import run_tick
 from processor.one_pass import until_idle
 from processor.pacing import POST_INTERVAL
-from processor.tick import run_tick
 from tests.conftest import T0, make_runtime, message, seed_message
 from tests.test_channel_slots import post_holding
 
@@ -61,7 +61,7 @@ def test_the_command_line_runs_one_pass_or_passes_until_idle(env, db, slack, fir
 
     def run(*args: str) -> list[dict[str, Any]]:
         done = subprocess.run(
-            [sys.executable, "-m", "processor", *args],
+            [sys.executable, "-m", "targets.worker", *args],
             cwd=ROOT,
             env=worker_env,
             capture_output=True,

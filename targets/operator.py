@@ -1,10 +1,10 @@
 """Operator tools: see the deliveries that need a person, and settle them with a reason.
 
-    python -m processor.operator list [--status claimed,unconfirmed,failed] [--limit 50]
-    python -m processor.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
-    python -m processor.operator release DELIVERY_ID --reason "..."
-    python -m processor.operator fail-held scheduled_messages/ID --reason "..."
-    python -m processor.operator doctor [--fix] [--json]
+    python -m targets.operator list [--status claimed,unconfirmed,failed] [--limit 50]
+    python -m targets.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
+    python -m targets.operator release DELIVERY_ID --reason "..."
+    python -m targets.operator fail-held scheduled_messages/ID --reason "..."
+    python -m targets.operator doctor [--fix] [--json]
 
 `mark-delivered` is for an occurrence a person saw in the channel (unconfirmed, failed or
 stuck): it is finalized as delivered and never sent again. `release` is for one a person
@@ -33,7 +33,7 @@ from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES, MESSAGES
-from processor.advance import after_occurrence
+from messages.advance import after_occurrence
 from processor.doctor import run_doctor
 from processor.fail_held import FailHeldRefused, fail_held
 from processor.held import live_until
@@ -203,7 +203,7 @@ def newest_occurrence(db: firestore.Client, message_id: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m processor.operator",
+        prog="python -m targets.operator",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -10,7 +10,7 @@ from collections import Counter
 from core.models import invalid_lease, usable_lease
 from core.runtime import Runtime
 from core.store import Snapshot, unusable_leases
-from processor.claim import reject_document
+from messages.claim import reject_document
 from processor.outcome import Result
 from processor.reconcile import settle_each
 

@@ -16,7 +16,7 @@ again, and a message document that disagrees with its ledger is repaired from it
 
 Time policy at claim (see core.schedule.catch_up): a series that was down claims only its
 most recent due occurrence, if it is within `misfire_grace_seconds`; the older ones are
-recorded `skipped` in the same batch (processor.missed). A one-off past its `expires_at`
+recorded `skipped` in the same batch (messages.missed). A one-off past its `expires_at`
 ends `failed` (code `expired`).
 """
 
@@ -34,14 +34,9 @@ from core.models import LedgerStatus, Message, Status, check_instant, message_de
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Claim
-from processor.advance import after_occurrence, anchor_field
-from processor.channel_slots import Slot, slot_versions, take_slots
-from processor.escalate import escalate
-from processor.history_search import post_deadline
-from processor.ledger_entries import existing_ids, new_ledger_entry
-from processor.message_kind import MESSAGE_KIND
-from processor.missed import (
+from messages.advance import after_occurrence, anchor_field
+from messages.kind import MESSAGE_KIND
+from messages.missed import (
     Record,
     counted,
     create_all,
@@ -49,6 +44,11 @@ from processor.missed import (
     missed_records,
     skip_missed,
 )
+from processor.abc import Claim
+from processor.channel_slots import Slot, slot_versions, take_slots
+from processor.escalate import escalate
+from processor.history_search import post_deadline
+from processor.ledger_entries import existing_ids, new_ledger_entry
 from processor.outcome import Result
 
 

@@ -2,7 +2,7 @@
 how they are reported.
 
 - Delivered: a one-off is `sent`; a series moves to its next occurrence (`recurring`) or ends
-  `completed` (processor.advance).
+  `completed` (messages.advance).
 - Failed: the message is `failed` with `last_error`.
 - Not delivered (rate limited, proven absent): released, claimed again at `next_run_at`
   through the same ledger entry (`occurrence_at` keeps its identity).
@@ -11,6 +11,8 @@ how they are reported.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,11 +20,15 @@ from google.cloud import firestore
 
 from core.errors import DocumentError
 from core.models import LedgerStatus, Message, Status, message_delivery_id
+from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import MESSAGES, Snapshot, expired_leases
+from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
+from messages.advance import after_occurrence
+from processor import tick
 from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
-from processor.advance import after_occurrence
+from processor.channel_slots import Slot
+from processor.history_search import HistoryBudget
 from processor.outcome import Result
 
 _DELIVERED = {
@@ -37,6 +43,37 @@ class MessageKind:
     collection = MESSAGES
     id_field = "message_id"
     noun = "a sending message"
+    summary_key: str | None = None
+
+    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
+        return tick.run_tick(rt, self, dry_run=dry_run, history=history)
+
+    def claim(
+        self, rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...]
+    ) -> Claim[Message] | Result:
+        from messages.claim import claim_message  # it builds the claims of this kind
+
+        return claim_message(rt, snap, slots)
+
+    def due(
+        self,
+        db: Any,
+        now: datetime,
+        limit: int,
+        share: ChannelRange | None,
+        excluding: Sequence[str],
+    ) -> list[Snapshot]:
+        return due_messages(db, now, limit, share, excluding)
+
+    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+        from messages.preview import preview_messages  # it reads claims' plans
+
+        return preview_messages(due, now)
+
+    def sweep(self, rt: Runtime) -> Counter[str]:
+        from messages.unusable_leases import fail_unusable_leases  # it rejects as a claim does
+
+        return fail_unusable_leases(rt)
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_leases(db, now, limit)

@@ -18,7 +18,7 @@ from core.models import LedgerStatus, Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot
-from processor.advance import after_occurrence
+from messages.advance import after_occurrence
 from processor.ledger_entries import existing_ids, new_ledger_entry
 from processor.outcome import Result
 

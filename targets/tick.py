@@ -14,7 +14,7 @@ from core.errors import BadRequest, MethodNotAllowed
 from core.http import Instant, parse_body
 from core.runtime import runtime_for
 from core.settings import Settings
-from processor.one_pass import run_pass
+from targets.kinds import run_pass
 
 
 class TickRequest(BaseModel):
