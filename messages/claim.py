@@ -163,19 +163,7 @@ def _claim(
             missed = [r for r in missed if r.ref.id not in existing]
             continue
         log_missed(message, missed)
-        return Claim(
-            MESSAGE_KIND,
-            message,
-            snap.id,
-            occurrence,
-            delivery_id,
-            1,
-            rt.worker_id,
-            results[0].update_time,
-            results[1].update_time,
-            slot_versions(results, slots),
-            post_deadline(rt.settings, now),
-        )
+        return _claimed(rt, message, occurrence, delivery_id, 1, results, slots, now)
     return Result.DUPLICATE
 
 
@@ -299,12 +287,26 @@ def _claim_existing(
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
     log_missed(message, missed)
+    return _claimed(rt, message, occurrence, ledger_ref.id, attempts, results, slots, now)
+
+
+def _claimed(
+    rt: Runtime,
+    message: Message,
+    occurrence: datetime,
+    delivery_id: str,
+    attempts: int,
+    results: list[Any],
+    slots: tuple[Slot, ...],
+    now: datetime,
+) -> Claim[Message]:
+    """This worker's claim, fenced on the update times its batch left."""
     return Claim(
         MESSAGE_KIND,
         message,
-        snap.id,
+        message.id,
         occurrence,
-        ledger_ref.id,
+        delivery_id,
         attempts,
         rt.worker_id,
         results[0].update_time,
