@@ -89,6 +89,26 @@ def format_instant(instant: datetime) -> str:
     return instant.strftime("%Y%m%dT%H%M%SZ")
 
 
+@dataclass(frozen=True)
+class Lease:
+    """A claim's `lease` on its subject, the one place its stored shape is written: who holds
+    the occurrence's send and until when, and which occurrence it is (a message's instant,
+    or a rotation's local day and whose turn it is)."""
+
+    owner: str | None
+    expires_at: datetime | None
+    occurrence_at: datetime | None = None
+    occurrence_date: str | None = None
+    member: str | None = None
+
+    def to_document(self) -> dict[str, Any]:
+        if self.occurrence_date is None:
+            occurrence: dict[str, Any] = {"occurrence_at": self.occurrence_at}
+        else:
+            occurrence = {"occurrence_date": self.occurrence_date, "member": self.member}
+        return {"owner": self.owner, "expires_at": self.expires_at, **occurrence}
+
+
 def usable_lease(lease: object) -> bool:
     """Whether a stored `lease` is one a pass can settle: a map with a timestamp
     `expires_at`, as every lease this product writes is."""

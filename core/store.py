@@ -15,6 +15,7 @@ from google.cloud.firestore_v1.base_document import DocumentSnapshot
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core.models import Status
+from core.rotation import ACTIVE
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -162,7 +163,7 @@ def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snaps
     Whether the turn is really today's (and still open) is decided on the document."""
     query = (
         db.collection(ROTATIONS)
-        .where(filter=FieldFilter("status", "==", "active"))
+        .where(filter=FieldFilter("status", "==", ACTIVE))
         .where(filter=FieldFilter("next_run_at", "<=", now))
         .order_by("next_run_at")
         .limit(limit)

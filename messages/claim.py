@@ -30,7 +30,14 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, Status, check_instant, message_delivery_id
+from core.models import (
+    Lease,
+    LedgerStatus,
+    Message,
+    Status,
+    check_instant,
+    message_delivery_id,
+)
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
@@ -234,7 +241,7 @@ def _claimed_message(
 ) -> dict[str, Any]:
     return {
         "status": Status.SENDING,
-        "lease": {"owner": owner, "expires_at": expires_at, "occurrence_at": occurrence},
+        "lease": Lease(owner, expires_at, occurrence).to_document(),
         "attempts": attempts,
         "updated_at": now,
         "version": firestore.Increment(1),
@@ -331,11 +338,9 @@ def _repair_from_ledger(
     if status == LedgerStatus.CLAIMED:
         update: dict[str, Any] = {
             "status": Status.SENDING,
-            "lease": {
-                "owner": entry.get("worker"),
-                "expires_at": entry.get("lease_expires_at"),
-                "occurrence_at": occurrence,
-            },
+            "lease": Lease(
+                entry.get("worker"), entry.get("lease_expires_at"), occurrence
+            ).to_document(),
         }
     elif status == LedgerStatus.UNCONFIRMED:
         update = {"status": Status.UNCONFIRMED}

@@ -18,8 +18,8 @@ from google.cloud import firestore
 
 from core import logs
 from core.errors import DocumentError
-from core.models import LedgerStatus, check_lease, rotation_delivery_id
-from core.rotation import Rotation, Turn, turn_for
+from core.models import Lease, LedgerStatus, check_lease, rotation_delivery_id
+from core.rotation import ACTIVE, Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Claim
@@ -38,7 +38,7 @@ def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Clai
     pacing slots too, as a message's claim does."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
-    if data.get("status") != "active":
+    if data.get("status") != ACTIVE:
         return Result.SKIPPED
     try:
         check_lease(data.get("lease"))
@@ -213,12 +213,9 @@ def _claimed_rotation(
         "cursor": turn.cursor,
         "members": list(turn.members),
         "rollback": rollback,
-        "lease": {
-            "owner": rt.worker_id,
-            "expires_at": expires_at,
-            "occurrence_date": turn.day.isoformat(),
-            "member": turn.member,
-        },
+        "lease": Lease(
+            rt.worker_id, expires_at, occurrence_date=turn.day.isoformat(), member=turn.member
+        ).to_document(),
         "attempts": attempts,
         # The next turn: the due query stops returning a claimed day at once.
         "next_run_at": rotation.next_due_at(now, after=turn.day),
@@ -327,13 +324,13 @@ def _repair_from_ledger(
             "cursor": turn.cursor,
             "members": list(turn.members),
             "rollback": _rollback_of(snap.to_dict() or {}),
-            "lease": {
-                "owner": entry.get("worker"),
+            "lease": Lease(
+                entry.get("worker"),
                 # Never a lease the expired-lease query cannot find.
-                "expires_at": expires if isinstance(expires, datetime) else now,
-                "occurrence_date": day.isoformat(),
-                "member": entry.get("member"),
-            },
+                expires if isinstance(expires, datetime) else now,
+                occurrence_date=day.isoformat(),
+                member=entry.get("member"),
+            ).to_document(),
         }
     try:
         snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
