@@ -18,16 +18,14 @@ from core.store import ChannelRange, Snapshot
 from processor.abc import PagedKind
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.deliver import claim_and_send
-from processor.deliver_page import CHECKS as CHECKS
-from processor.deliver_page import PROBES as PROBES
 from processor.deliver_page import Page
 from processor.dispatch import InProcess
 from processor.due_page import DuePage, channel_of, fair_page
 from processor.history_search import HistoryBudget
-from processor.lanes import lanes as lanes
+from processor.lanes import lanes
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL, ChannelPacer
-from processor.pass_counts import io_error as io_error
+from processor.pass_counts import io_error
 from processor.reconcile import reconcile_kind
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).

@@ -26,9 +26,10 @@ from processor import tick
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.deliver import Sent, claim_and_send, record_sends
+from processor.deliver_page import CHECKS, PROBES
+from processor.lanes import lanes
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
-from processor.tick import CHECKS, PROBES
 from targets.kinds import run_pass
 from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
 from tests.test_rotation_processor import seed_rotation
@@ -388,7 +389,7 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     channels = [f"C0SHARE{n:02d}" for n in range(12)]
     ids = {c: [seed_message(db, f"{c}-{k}", channel=c) for k in range(3)] for c in channels}
     head = real_due(db, clock.now(), settings.tick_limit)
-    start = channels.index(tick.lanes(head, worker)[0][0].get("channel"))
+    start = channels.index(lanes(head, worker)[0][0].get("channel"))
     theirs = [channels[(start + k) % 12] for k in lanes_taken]
     reads: list[tuple[ChannelRange | None, list[str]]] = []
 

@@ -17,8 +17,9 @@ from messages import kind as message_kind
 from messages.tick import run_tick
 from processor import tick
 from processor.channel_slots import ChannelSlots, slot_id
+from processor.deliver_page import CHECKS
+from processor.lanes import lanes
 from processor.pacing import ChannelPacer
-from processor.tick import CHECKS, lanes
 from tests.conftest import T0, ledger, message, seed_message
 
 

@@ -15,7 +15,8 @@ from core.models import message_delivery_id
 from core.store import DELIVERIES
 from emulator.slack_standin import SlackStandIn
 from messages.tick import run_tick
-from processor.tick import PARALLEL_POSTS, lanes
+from processor.lanes import lanes
+from processor.tick import PARALLEL_POSTS
 from tests.conftest import T0, make_runtime, message, seed_message
 
 
