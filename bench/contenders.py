@@ -21,7 +21,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from bench import seeding
-from core.models import Status
+from core.documents.messages import Status
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES

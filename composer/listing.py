@@ -22,7 +22,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from composer.serialize import as_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
-from core.models import Status
+from core.documents.messages import Status
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, is_document_id, is_timestamp
 

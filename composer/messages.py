@@ -40,19 +40,21 @@ from composer.versions import (
     version_of,
 )
 from core import logs
+from core.documents.deliveries import LedgerStatus
+from core.documents.messages import Status
 from core.errors import Conflict
-from core.models import LedgerStatus, Status, message_delivery_id
+from core.models import message_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES
 
-_NOT_EDITABLE = {
+_NOT_EDITABLE: dict[str, str] = {
     Status.SENDING: "it is being sent right now; try again once the send has settled",
     Status.SENT: "it was already sent; create a new message instead",
     Status.COMPLETED: "its series is completed; create a new message instead",
     Status.UNCONFIRMED: "its last send could not be verified; settle that first",
     Status.CANCELLED: "it was cancelled; create a new message instead",
 }
-_NOT_CANCELLABLE = {
+_NOT_CANCELLABLE: dict[str, str] = {
     status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
 }
 _REQUIRED = ("channel", "text")

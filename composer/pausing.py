@@ -17,8 +17,8 @@ from composer.messages import abandoned_retry
 from composer.serialize import as_json
 from composer.versions import Decision, check_if_match, decide_and_write, version_of
 from core import logs
+from core.documents.messages import Status
 from core.errors import Conflict, DocumentError
-from core.models import Status
 from core.runtime import Runtime
 from core.schedule import recurrence_from_fields, resume_next_run_at
 from core.store import MESSAGES

@@ -30,8 +30,9 @@ from composer.versions import (
     version_of,
 )
 from core import logs
+from core.documents.deliveries import LedgerStatus
 from core.errors import Conflict
-from core.models import LedgerStatus, rotation_delivery_id
+from core.models import rotation_delivery_id
 from core.rotation import cursor_after_edit
 from core.runtime import Runtime
 from core.store import DELIVERIES, ROTATIONS

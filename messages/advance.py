@@ -10,8 +10,9 @@ from typing import Any
 from google.cloud import firestore
 
 from core import logs
+from core.documents.messages import Status
 from core.errors import DocumentError
-from core.models import Message, Status
+from core.models import Message
 
 
 def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:

@@ -18,8 +18,10 @@ from typing import Any
 
 from google.cloud import firestore
 
+from core.documents.deliveries import LedgerStatus
+from core.documents.messages import Status
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, Status, message_delivery_id
+from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases

@@ -14,7 +14,8 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus, Message, message_delivery_id
+from core.documents.deliveries import LedgerStatus
+from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot

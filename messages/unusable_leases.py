@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from core.models import invalid_lease, usable_lease
+from core.documents.leases import invalid_lease, usable_lease
 from core.runtime import Runtime
 from core.store import Snapshot, unusable_leases
 from messages.claim import reject_document

@@ -27,19 +27,17 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
+from core.documents.messages import WAITING, Status
+from core.documents.rotations import RotationStatus
 from core.errors import DocumentError
-from core.models import Message, Status
-from core.rotation import ACTIVE, PAUSED, Rotation
+from core.models import Message
+from core.rotation import Rotation
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.store import MESSAGES, ROTATIONS, Snapshot
 
-# The contract's message statuses (`skipped`: a one-off a person's gate held back).
-MESSAGE_STATUSES = frozenset(
-    [value for name, value in vars(Status).items() if name.isupper() and isinstance(value, str)]
-    + ["skipped"]
-)
-ROTATION_STATUSES = frozenset([ACTIVE, PAUSED])
+MESSAGE_STATUSES = frozenset(Status)
+ROTATION_STATUSES = frozenset(RotationStatus)
 PAGE = 300
 
 
@@ -79,7 +77,7 @@ def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding
     status = data.get("status")
     if not isinstance(status, str) or status not in MESSAGE_STATUSES:
         return _unknown_status(MESSAGES, doc_id, status)
-    waiting = status in Status.WAITING and data.get("deleted") is not True
+    waiting = status in WAITING and data.get("deleted") is not True
     if not waiting and status != Status.SENDING:
         return None  # settled, deleted, parked for a person, or paused: nothing to send
     try:
@@ -107,7 +105,7 @@ def examine_rotation(doc_id: str, data: dict[str, Any], now: datetime) -> Findin
         return _unknown_status(ROTATIONS, doc_id, status)
     if data.get("lease"):  # a claimed day (the claim skips it): reconciliation settles it
         return _lease_finding(ROTATIONS, doc_id, data.get("lease"), "occurrence_date")
-    if status == PAUSED:
+    if status == RotationStatus.PAUSED:
         return None
     try:
         Rotation.from_document(doc_id, data)

@@ -20,8 +20,10 @@ from typing import Any
 from google.cloud import firestore
 
 from core import logs
+from core.documents.deliveries import LedgerStatus
+from core.documents.messages import Status
 from core.errors import AppError
-from core.models import LedgerStatus, Status, message_delivery_id, rotation_delivery_id
+from core.models import message_delivery_id, rotation_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS
 from processor.held import live_until

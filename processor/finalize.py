@@ -19,7 +19,7 @@ from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus
+from core.documents.deliveries import LedgerStatus
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, read_in_order

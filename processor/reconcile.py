@@ -32,7 +32,7 @@ from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus
+from core.documents.deliveries import LedgerStatus
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot

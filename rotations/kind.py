@@ -27,8 +27,9 @@ from typing import Any
 
 from google.cloud import firestore
 
+from core.documents.deliveries import LedgerStatus
 from core.errors import DocumentError
-from core.models import LedgerStatus, rotation_delivery_id
+from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult

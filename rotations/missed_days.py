@@ -20,7 +20,8 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.models import LedgerStatus, rotation_delivery_id
+from core.documents.deliveries import LedgerStatus
+from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core import logs
+from core.documents.leases import check_lease
 from core.errors import DocumentError
-from core.models import check_lease
 from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
 from core.store import Snapshot, due_rotations

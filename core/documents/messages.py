@@ -1,0 +1,90 @@
+"""`scheduled_messages/{id}`: its statuses, field names and typed writes. The validated read
+for sending is core.models.Message.from_document."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, Lease, LeasePatch
+from core.documents.write import UNSET, Add, Delete, Unset, Write
+
+
+class Status(enum.StrEnum):
+    """`scheduled_messages.status` values (the contract's list)."""
+
+    PENDING = "pending"
+    RECURRING = "recurring"
+    SENDING = "sending"
+    SENT = "sent"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    PAUSED = "paused"
+    UNCONFIRMED = "unconfirmed"
+    SKIPPED = "skipped"  # a one-off that a person's gate held back
+
+    # Until messages/claim.py and targets/operator.py use the module's WAITING.
+    WAITING = enum.nonmember(("pending", "recurring"))
+
+
+# A message in one of these waits for its `next_run_at`.
+WAITING = (Status.PENDING, Status.RECURRING)
+
+
+class MessageField(enum.StrEnum):
+    CHANNEL = "channel"
+    USER = "user"
+    CATEGORY = "category"
+    TEXT = "text"
+    TIMEZONE = "timezone"
+    SEND_AT = "send_at"
+    EXPIRES_AT = "expires_at"
+    RRULE = "rrule"
+    DTSTART = "dtstart"
+    EXDATES = "exdates"
+    WORKING_DAYS = "working_days"
+    ON_NON_WORKING_DAY = "on_non_working_day"
+    MISFIRE_GRACE_SECONDS = "misfire_grace_seconds"
+    ALLOW_BROADCAST = "allow_broadcast"
+    ON_AMBIGUOUS = "on_ambiguous"
+    STATUS = "status"
+    NEXT_RUN_AT = "next_run_at"
+    OCCURRENCE_AT = "occurrence_at"  # a released occurrence's identity, kept for its retry
+    ANCHOR = "anchor"  # where a series' rule restarts (core.anchor)
+    DELETED = "deleted"
+    LEASE = LEASE
+    ATTEMPTS = "attempts"
+    LAST_ERROR = "last_error"
+    SENT_COUNT = "sent_count"
+    MISSED_COUNT = "missed_count"
+    LAST_SENT_AT = "last_sent_at"
+    LAST_SLACK_TS = "last_slack_ts"
+    CREATED_AT = "created_at"
+    UPDATED_AT = "updated_at"
+    VERSION = "version"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageWrite(Write):
+    """Some fields of a stored message: what the processor, the API and the operator write
+    besides the message's content."""
+
+    status: Status | Unset = UNSET
+    next_run_at: datetime | Unset = UNSET
+    occurrence_at: datetime | Delete | Unset = UNSET
+    anchor: dict[str, Any] | Delete | Unset = UNSET
+    deleted: bool | Unset = UNSET
+    lease: Lease | LeasePatch | Delete | Unset = UNSET
+    attempts: int | Unset = UNSET
+    last_error: StoredError | Delete | Unset = UNSET
+    sent_count: int | Add | Unset = UNSET
+    missed_count: Add | Unset = UNSET
+    last_sent_at: datetime | Unset = UNSET
+    last_slack_ts: str | Unset | None = UNSET
+    created_at: datetime | Unset = UNSET
+    updated_at: datetime | Unset = UNSET
+    version: int | Add | Unset = UNSET

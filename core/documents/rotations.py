@@ -1,0 +1,83 @@
+"""`rotations/{id}`: its statuses, field names and typed writes. The validated read for
+taking turns is core.rotation.Rotation.from_document."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, Lease, LeasePatch
+from core.documents.write import UNSET, Add, Delete, Unset, Write
+
+
+class RotationStatus(enum.StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+
+
+class RotationField(enum.StrEnum):
+    NAME = "name"
+    CHANNEL = "channel"
+    MEMBERS = "members"
+    TIMEZONE = "timezone"
+    SEND_TIME = "send_time"
+    WEEKDAYS = "weekdays"
+    WORKING_DAYS = "working_days"
+    TEXT = "text"
+    CURSOR = "cursor"
+    SKIPS = "skips"
+    ON_AMBIGUOUS = "on_ambiguous"
+    LAST_PROCESSED_DATE = "last_processed_date"
+    STATUS = "status"
+    NEXT_RUN_AT = "next_run_at"
+    LEASE = LEASE
+    ROLLBACK = "rollback"  # while a day is claimed: what giving it back restores
+    LAST_ERROR = "last_error"
+    LAST_MEMBER = "last_member"
+    LAST_SENT_AT = "last_sent_at"
+    LAST_SLACK_TS = "last_slack_ts"
+    SENT_COUNT = "sent_count"
+    CREATED_AT = "created_at"
+    UPDATED_AT = "updated_at"
+    VERSION = "version"
+
+
+@dataclass(frozen=True)
+class Rollback:
+    """What giving a claimed day back restores, as it was before the claim."""
+
+    last_processed_date: str | None
+    cursor: Any
+    members: Any
+
+    def to_document(self) -> dict[str, Any]:
+        return {
+            RotationField.LAST_PROCESSED_DATE.value: self.last_processed_date,
+            RotationField.CURSOR.value: self.cursor,
+            RotationField.MEMBERS.value: self.members,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RotationWrite(Write):
+    """Some fields of a stored rotation: what the processor, the API and the operator write
+    besides its settings."""
+
+    status: RotationStatus | Unset = UNSET
+    next_run_at: datetime | Unset = UNSET
+    last_processed_date: str | Unset | None = UNSET
+    cursor: Any = UNSET
+    members: Any = UNSET
+    lease: Lease | LeasePatch | Delete | Unset = UNSET
+    rollback: Rollback | Delete | Unset = UNSET
+    last_error: StoredError | Delete | Unset = UNSET
+    last_member: str | Unset = UNSET
+    last_sent_at: datetime | Unset = UNSET
+    last_slack_ts: str | Unset | None = UNSET
+    sent_count: Add | Unset = UNSET
+    created_at: datetime | Unset = UNSET
+    updated_at: datetime | Unset = UNSET
+    version: int | Add | Unset = UNSET
