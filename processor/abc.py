@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
+from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite
+from core.documents.errors import StoredError
+from core.documents.write import SubjectWrite
 from core.slack import PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result
@@ -50,8 +53,8 @@ class Writes(NamedTuple):
     """What recording an outcome writes: to the subject, to its ledger entry, and what it
     counts as."""
 
-    subject: dict[str, Any]
-    ledger: dict[str, Any]
+    subject: SubjectWrite
+    ledger: LedgerWrite
     result: Result
 
 
@@ -89,9 +92,9 @@ class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
     (messages.kind), the rotation days' (rotations.kind)."""
 
-    name: str  # the ledger entry's `kind`
+    name: LedgerKind  # the ledger entry's `kind`
     collection: str
-    id_field: str  # the log field naming the subject: "message_id", "rotation_id"
+    id_field: LedgerField  # the ledger's and the log's field naming the subject
     noun: str  # how a held lease's detail names one: "a sending message"
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
@@ -135,7 +138,7 @@ class Kind(Protocol[S]):
         ambiguous); `max_attempts` is MAX_ATTEMPTS."""
         ...
 
-    def unconfirmed_writes(self, claim: Claim[S], error: dict[str, Any]) -> Writes:
+    def unconfirmed_writes(self, claim: Claim[S], error: StoredError) -> Writes:
         """What parking the claim `unconfirmed` writes (its outcome cannot be verified and
         policy forbids sending again)."""
         ...

@@ -51,6 +51,7 @@ class LedgerField(enum.StrEnum):
     WORKER = "worker"
     ATTEMPTS = "attempts"
     CLAIMED_AT = "claimed_at"
+    LATE_SECONDS = "late_seconds"
     SLACK_TS = "slack_ts"
     SENT_AT = "sent_at"
     ERROR = "error"
@@ -75,6 +76,7 @@ class LedgerWrite(Write):
     worker: str | Unset = UNSET
     attempts: int | Unset = UNSET
     claimed_at: datetime | Unset | None = UNSET
+    late_seconds: float | Unset = UNSET
     slack_ts: str | Unset | None = UNSET
     sent_at: datetime | Unset | None = UNSET
     error: StoredError | Unset | None = UNSET

@@ -10,7 +10,7 @@ from typing import Any
 
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, Lease, LeasePatch
-from core.documents.write import UNSET, Add, Delete, Unset, Write
+from core.documents.write import UNSET, Add, Delete, SubjectWrite, Unset
 
 
 class Status(enum.StrEnum):
@@ -69,7 +69,7 @@ class MessageField(enum.StrEnum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MessageWrite(Write):
+class MessageWrite(SubjectWrite):
     """Some fields of a stored message: what the processor, the API and the operator write
     besides the message's content."""
 
@@ -86,5 +86,3 @@ class MessageWrite(Write):
     last_sent_at: datetime | Unset = UNSET
     last_slack_ts: str | Unset | None = UNSET
     created_at: datetime | Unset = UNSET
-    updated_at: datetime | Unset = UNSET
-    version: int | Add | Unset = UNSET

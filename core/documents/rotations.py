@@ -10,7 +10,7 @@ from typing import Any
 
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, Lease, LeasePatch
-from core.documents.write import UNSET, Add, Delete, Unset, Write
+from core.documents.write import UNSET, Add, Delete, SubjectWrite, Unset
 
 
 class RotationStatus(enum.StrEnum):
@@ -45,6 +45,10 @@ class RotationField(enum.StrEnum):
     VERSION = "version"
 
 
+# The fields a claim advances and keeps under `rollback`, restored when the day is given back.
+RESTORED = (RotationField.LAST_PROCESSED_DATE, RotationField.CURSOR, RotationField.MEMBERS)
+
+
 @dataclass(frozen=True)
 class Rollback:
     """What giving a claimed day back restores, as it was before the claim."""
@@ -62,12 +66,12 @@ class Rollback:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RotationWrite(Write):
+class RotationWrite(SubjectWrite):
     """Some fields of a stored rotation: what the processor, the API and the operator write
     besides its settings."""
 
     status: RotationStatus | Unset = UNSET
-    next_run_at: datetime | Unset = UNSET
+    next_run_at: datetime | Unset | None = UNSET  # None: no turn day within a year
     last_processed_date: str | Unset | None = UNSET
     cursor: Any = UNSET
     members: Any = UNSET
@@ -79,5 +83,3 @@ class RotationWrite(Write):
     last_slack_ts: str | Unset | None = UNSET
     sent_count: Add | Unset = UNSET
     created_at: datetime | Unset = UNSET
-    updated_at: datetime | Unset = UNSET
-    version: int | Add | Unset = UNSET
