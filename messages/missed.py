@@ -14,13 +14,15 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.documents.deliveries import LedgerStatus
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.messages import MessageWrite
+from core.documents.write import UNSET, Add
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot
-from messages.advance import after_occurrence
-from processor.ledger_entries import existing_ids, new_ledger_entry
+from messages.advance import settled
+from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
 
 
@@ -36,17 +38,14 @@ class Record:
 def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Record]:
     records = []
     for entry in plan.missed:
-        fields = new_ledger_entry(
-            message,
-            entry.occurrence_at,
-            rt.worker_id,
+        write = LedgerWrite(
             status=LedgerStatus.SKIPPED,
-            reason="missed",
+            reason=LedgerReason.MISSED,
             missed_count=entry.count,
             skipped_at=now,
+            missed_through=UNSET if entry.through is None else entry.through,
         )
-        if entry.through is not None:
-            fields["missed_through"] = entry.through
+        fields = message_entry(message, entry.occurrence_at, rt.worker_id, write)
         ref = rt.db.collection(DELIVERIES).document(
             message_delivery_id(message.id, entry.occurrence_at)
         )
@@ -55,8 +54,9 @@ def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) 
 
 
 def counted(missed: list[Record]) -> dict[str, Any]:
+    """The message's `missed_count` raised by the occurrences `missed` stands for."""
     total = sum(r.count for r in missed)
-    return {"missed_count": firestore.Increment(total)} if total else {}
+    return MessageWrite(missed_count=Add(total) if total else UNSET).to_document()
 
 
 def create_all(batch: firestore.WriteBatch, records: Iterable[Record]) -> None:
@@ -74,10 +74,7 @@ def skip_missed(
 ) -> Result:
     """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
     and the series moves on to its first occurrence after now (or completes)."""
-    update = after_occurrence(message, plan.latest) | {
-        "updated_at": now,
-        "version": firestore.Increment(1),
-    }
+    update = settled(message, plan.latest).stamped(now).to_document()
     for _ in range(2):
         batch = rt.db.batch()
         batch.update(
@@ -108,10 +105,10 @@ def log_missed(message: Message, missed: list[Record]) -> None:
         "occurrences missed: recorded as skipped, never sent",
         message_id=message.id,
         delivery_id=missed[-1].ref.id,
-        occurrence_at=missed[-1].fields["occurrence_at"],
-        first_missed_at=missed[0].fields["occurrence_at"],
+        occurrence_at=missed[-1].fields[LedgerField.OCCURRENCE_AT],
+        first_missed_at=missed[0].fields[LedgerField.OCCURRENCE_AT],
         missed_count=sum(r.count for r in missed),
-        status="skipped",
-        error_code="missed",
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.MISSED,
         channel=message.channel,
     )

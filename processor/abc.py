@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite
 from core.documents.errors import StoredError
-from core.documents.write import SubjectWrite
+from core.documents.subjects import SubjectWrite
 from core.slack import PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result

@@ -25,7 +25,13 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerKind,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+)
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField
 from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
@@ -42,7 +48,6 @@ from processor.channel_slots import Slot
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
-from rotations.missed_days import DAY_ENDED
 from rotations.render import render_turn
 
 
@@ -142,7 +147,7 @@ class RotationDayKind:
     def outcome_line(self, claim: Claim[DayTurn], post: PostResult, result: Result) -> OutcomeLine:
         code, detail = post.code, post.detail or str(post.code)
         if result is Result.SKIPPED:
-            code, detail = DAY_ENDED, day_ended_detail(post)
+            code, detail = LedgerReason.DAY_ENDED, day_ended_detail(post)
         elif result is Result.RELEASED:
             detail += "; tried again today with backoff, up to MAX_ATTEMPTS"
         fields: dict[str, Any] = {LedgerField.MEMBER.value: claim.subject.member}
@@ -227,7 +232,9 @@ def _outcome_writes(
         # The retry would fall on the next local day, which has a turn of its own: the day
         # ends here, unposted, and the member keeps their place for the next turn.
         ended = replace(error, message=day_ended_detail(post))
-        ledger = LedgerWrite(status=LedgerStatus.SKIPPED, reason=DAY_ENDED, error=ended)
+        ledger = LedgerWrite(
+            status=LedgerStatus.SKIPPED, reason=LedgerReason.DAY_ENDED, error=ended
+        )
         closed = replace(restored, last_processed_date=turn.day.isoformat(), next_run_at=next_turn)
         return Writes(closed, ledger, Result.SKIPPED)
     ledger = LedgerWrite(status=LedgerStatus.RELEASED, error=error, retry_at=retry_at)

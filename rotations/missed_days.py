@@ -20,17 +20,19 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.documents.deliveries import LedgerStatus
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.errors import ErrorField
+from core.documents.write import UNSET
 from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.escalate import escalate
-from processor.ledger_entries import new_day_entry
+from processor.ledger_entries import day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
-DAY_ENDED = "day_ended"
+DAY_ENDED = LedgerReason.DAY_ENDED  # until rotations/operator.py imports LedgerReason
 
 
 @dataclass(frozen=True)
@@ -53,17 +55,8 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
     ]
     found = {snap.id: snap for snap in rt.db.get_all(refs) if snap.exists} if refs else {}
     kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in found]
-    fields = [
-        new_day_entry(
-            rotation,
-            day,
-            rt.worker_id,
-            status=LedgerStatus.SKIPPED,
-            reason="missed",
-            skipped_at=now,
-        )
-        for _, day in kept
-    ]
+    skipped = LedgerWrite(status=LedgerStatus.SKIPPED, reason=LedgerReason.MISSED, skipped_at=now)
+    fields = [day_entry(rotation, day, rt.worker_id, skipped) for _, day in kept]
     ended = _released_before(rt, rotation, today)
     return MissedDays([ref for ref, _ in kept], fields, len(days), ended, now)
 
@@ -73,14 +66,14 @@ def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snaps
     by single-field indexes. A rotation has at most a few (one per day given back)."""
     query = (
         rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter("rotation_id", "==", rotation.id))
-        .where(filter=FieldFilter("status", "==", LedgerStatus.RELEASED))
+        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation.id))
+        .where(filter=FieldFilter(LedgerField.STATUS, "==", LedgerStatus.RELEASED))
         .limit(MAX_RECORDED)
     )
     return [
         snap
         for snap in query.stream()
-        if str((snap.to_dict() or {}).get("occurrence_date")) < today.isoformat()
+        if str((snap.to_dict() or {}).get(LedgerField.OCCURRENCE_DATE)) < today.isoformat()
     ]
 
 
@@ -88,15 +81,16 @@ def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
     for ref, fields in zip(missed.refs, missed.fields, strict=True):
         batch.create(ref, fields)
     for snap in missed.ended:
-        escalated = (snap.to_dict() or {}).get("escalated_at") is not None
+        escalated = (snap.to_dict() or {}).get(LedgerField.ESCALATED_AT) is not None
+        ended = LedgerWrite(
+            status=LedgerStatus.SKIPPED,
+            reason=LedgerReason.DAY_ENDED,
+            skipped_at=missed.now,
+            escalated_at=UNSET if escalated else missed.now,
+        )
         batch.update(
             snap.reference,
-            {
-                "status": LedgerStatus.SKIPPED,
-                "reason": DAY_ENDED,
-                "skipped_at": missed.now,
-                **({} if escalated else {"escalated_at": missed.now}),
-            },
+            ended.to_document(),
             option=firestore.Client.write_option(last_update_time=snap.update_time),
         )
 
@@ -113,32 +107,32 @@ def log_missed_days(rt: Runtime, rotation: Rotation, missed: MissedDays) -> None
         rotation_id=rotation.id,
         missed_count=missed.total,
         recorded=len(missed.refs),
-        first_missed_date=missed.fields[0]["occurrence_date"] if missed.fields else None,
-        status="skipped",
-        error_code="missed",
+        first_missed_date=missed.fields[0][LedgerField.OCCURRENCE_DATE] if missed.fields else None,
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.MISSED,
         channel=rotation.channel,
     )
 
 
 def _report_ended(rt: Runtime, rotation: Rotation, snap: Snapshot) -> None:
     entry = snap.to_dict() or {}
-    error = entry.get("error")
+    error = entry.get(LedgerField.ERROR)
     error = error if isinstance(error, dict) else {}
     fields: dict[str, Any] = {
         "delivery_id": snap.id,
-        "occurrence_date": entry.get("occurrence_date"),
-        "member": entry.get("member"),
+        "occurrence_date": entry.get(LedgerField.OCCURRENCE_DATE),
+        "member": entry.get(LedgerField.MEMBER),
         "channel": rotation.channel,
-        "last_error_code": error.get("code"),
+        "last_error_code": error.get(ErrorField.CODE),
     }
     detail = "the turn was given back for a retry that its local day ended before; not posted"
-    if entry.get("escalated_at") is None:
+    if entry.get(LedgerField.ESCALATED_AT) is None:
         escalate(
             rt,
-            status="skipped",
+            status=LedgerStatus.SKIPPED,
             rotation_id=rotation.id,
-            occurrence_at=entry.get("occurrence_at"),
-            error_code=DAY_ENDED,
+            occurrence_at=entry.get(LedgerField.OCCURRENCE_AT),
+            error_code=LedgerReason.DAY_ENDED,
             detail=detail,
             **fields,
         )
@@ -146,7 +140,7 @@ def _report_ended(rt: Runtime, rotation: Rotation, snap: Snapshot) -> None:
     logs.error(
         f"delivery skipped: {detail}",
         rotation_id=rotation.id,
-        status="skipped",
-        error_code=DAY_ENDED,
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.DAY_ENDED,
         **fields,
     )

@@ -31,6 +31,16 @@ class LedgerStatus(enum.StrEnum):
 RECLAIMABLE = (LedgerStatus.RELEASED, LedgerStatus.FAILED)
 
 
+class LedgerReason(enum.StrEnum):
+    """`deliveries.reason`: why a `skipped` entry was never sent."""
+
+    MISSED = "missed"  # nothing ran while it was due
+    DAY_ENDED = "day_ended"  # a rotation day given back, and its local day ended first
+    EVERYONE_SKIPPED = "everyone_skipped"  # every member of a rotation was out that day
+    CANCELLED = "cancelled"  # a released occurrence whose message was cancelled
+    RESCHEDULED = "rescheduled"  # a released occurrence whose message was moved
+
+
 class LedgerKind(enum.StrEnum):
     """`deliveries.kind`: what was sent."""
 
@@ -72,7 +82,7 @@ class LedgerWrite(Write):
     """Some fields of a ledger entry (an update, or with `new_entry` its first write)."""
 
     status: LedgerStatus | Unset = UNSET
-    reason: str | Unset = UNSET
+    reason: LedgerReason | Unset = UNSET
     worker: str | Unset = UNSET
     attempts: int | Unset = UNSET
     claimed_at: datetime | Unset | None = UNSET

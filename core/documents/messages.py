@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core.documents.errors import StoredError
-from core.documents.leases import LEASE, Lease, LeasePatch
-from core.documents.write import UNSET, Add, Delete, SubjectWrite, Unset
+from core.documents.subjects import SubjectField, SubjectWrite
+from core.documents.write import UNSET, Add, Delete, Unset
 
 
 class Status(enum.StrEnum):
@@ -50,22 +49,22 @@ class MessageField(enum.StrEnum):
     ON_NON_WORKING_DAY = "on_non_working_day"
     MISFIRE_GRACE_SECONDS = "misfire_grace_seconds"
     ALLOW_BROADCAST = "allow_broadcast"
-    ON_AMBIGUOUS = "on_ambiguous"
+    ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     STATUS = "status"
-    NEXT_RUN_AT = "next_run_at"
+    NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
     OCCURRENCE_AT = "occurrence_at"  # a released occurrence's identity, kept for its retry
     ANCHOR = "anchor"  # where a series' rule restarts (core.anchor)
     DELETED = "deleted"
-    LEASE = LEASE
+    LEASE = SubjectField.LEASE.value
     ATTEMPTS = "attempts"
-    LAST_ERROR = "last_error"
+    LAST_ERROR = SubjectField.LAST_ERROR.value
     SENT_COUNT = "sent_count"
     MISSED_COUNT = "missed_count"
     LAST_SENT_AT = "last_sent_at"
     LAST_SLACK_TS = "last_slack_ts"
     CREATED_AT = "created_at"
-    UPDATED_AT = "updated_at"
-    VERSION = "version"
+    UPDATED_AT = SubjectField.UPDATED_AT.value
+    VERSION = SubjectField.VERSION.value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,13 +73,10 @@ class MessageWrite(SubjectWrite):
     besides the message's content."""
 
     status: Status | Unset = UNSET
-    next_run_at: datetime | Unset = UNSET
     occurrence_at: datetime | Delete | Unset = UNSET
     anchor: dict[str, Any] | Delete | Unset = UNSET
     deleted: bool | Unset = UNSET
-    lease: Lease | LeasePatch | Delete | Unset = UNSET
     attempts: int | Unset = UNSET
-    last_error: StoredError | Delete | Unset = UNSET
     sent_count: int | Add | Unset = UNSET
     missed_count: Add | Unset = UNSET
     last_sent_at: datetime | Unset = UNSET

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core.documents.errors import StoredError
-from core.documents.leases import LEASE, Lease, LeasePatch
-from core.documents.write import UNSET, Add, Delete, SubjectWrite, Unset
+from core.documents.subjects import SubjectField, SubjectWrite
+from core.documents.write import UNSET, Add, Delete, Unset
 
 
 class RotationStatus(enum.StrEnum):
@@ -29,20 +28,20 @@ class RotationField(enum.StrEnum):
     TEXT = "text"
     CURSOR = "cursor"
     SKIPS = "skips"
-    ON_AMBIGUOUS = "on_ambiguous"
+    ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     LAST_PROCESSED_DATE = "last_processed_date"
     STATUS = "status"
-    NEXT_RUN_AT = "next_run_at"
-    LEASE = LEASE
+    NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
+    LEASE = SubjectField.LEASE.value
     ROLLBACK = "rollback"  # while a day is claimed: what giving it back restores
-    LAST_ERROR = "last_error"
+    LAST_ERROR = SubjectField.LAST_ERROR.value
     LAST_MEMBER = "last_member"
     LAST_SENT_AT = "last_sent_at"
     LAST_SLACK_TS = "last_slack_ts"
     SENT_COUNT = "sent_count"
     CREATED_AT = "created_at"
-    UPDATED_AT = "updated_at"
-    VERSION = "version"
+    UPDATED_AT = SubjectField.UPDATED_AT.value
+    VERSION = SubjectField.VERSION.value
 
 
 # The fields a claim advances and keeps under `rollback`, restored when the day is given back.
@@ -71,13 +70,10 @@ class RotationWrite(SubjectWrite):
     besides its settings."""
 
     status: RotationStatus | Unset = UNSET
-    next_run_at: datetime | Unset | None = UNSET  # None: no turn day within a year
     last_processed_date: str | Unset | None = UNSET
     cursor: Any = UNSET
     members: Any = UNSET
-    lease: Lease | LeasePatch | Delete | Unset = UNSET
     rollback: Rollback | Delete | Unset = UNSET
-    last_error: StoredError | Delete | Unset = UNSET
     last_member: str | Unset = UNSET
     last_sent_at: datetime | Unset = UNSET
     last_slack_ts: str | Unset | None = UNSET

@@ -9,9 +9,8 @@ field) is written key by key as dotted paths (`lease.expires_at`), and a value w
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, fields, replace
-from datetime import datetime
-from typing import Any, Final, Literal, Self
+from dataclasses import dataclass, fields
+from typing import Any, Final, Literal
 
 from google.cloud import firestore
 
@@ -60,15 +59,3 @@ def stored(value: Any) -> Any:
     if hasattr(value, "to_document"):
         return value.to_document()
     return value
-
-
-@dataclass(frozen=True, kw_only=True)
-class SubjectWrite(Write):
-    """A write of a subject a kind sends (a message, a rotation): every one is stamped with
-    when (`updated_at`) and bumps `version`."""
-
-    updated_at: datetime | Unset = UNSET
-    version: int | Add | Unset = UNSET
-
-    def stamped(self, now: datetime) -> Self:
-        return replace(self, updated_at=now, version=INCREMENT)
