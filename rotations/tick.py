@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core import logs
-from core.documents.leases import check_lease
+from core.documents.deliveries import LedgerKind
+from core.documents.leases import LEASE, check_lease
+from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.rotation import Rotation, turn_for
 from core.runtime import Runtime
@@ -35,7 +37,7 @@ def run_rotations(rt: Runtime, history: HistoryBudget | None = None) -> Counter[
     )
     slots = ChannelSlots(rt)
     for snap in due_rotations(rt.db, now, rt.settings.tick_limit):
-        channel = (snap.to_dict() or {}).get("channel")
+        channel = (snap.to_dict() or {}).get(RotationField.CHANNEL)
         if not isinstance(channel, str):
             channel = None  # the claim rejects the document, with its code
         # A claim lost to another worker is tried once more, on the day as it is now and at
@@ -107,10 +109,14 @@ def preview_rotations(rt: Runtime) -> list[dict[str, Any]]:
 
 def preview_due_turn(snap: Snapshot, now: datetime) -> dict[str, Any] | None:
     data = snap.to_dict() or {}
-    entry: dict[str, Any] = {"kind": "rotation", "id": snap.id, "channel": data.get("channel")}
+    entry: dict[str, Any] = {
+        "kind": LedgerKind.ROTATION,
+        "id": snap.id,
+        "channel": data.get(RotationField.CHANNEL),
+    }
     try:
-        check_lease(data.get("lease"))
-        if data.get("lease"):
+        check_lease(data.get(LEASE))
+        if data.get(LEASE):
             return None  # a claimed day is settled by reconciliation, not posted again
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:

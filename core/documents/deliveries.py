@@ -77,6 +77,16 @@ class LedgerField(enum.StrEnum):
     OPERATOR = "operator"
 
 
+class SearchField(enum.StrEnum):
+    """`deliveries.search`: how far reconciliation has read the channel's history
+    (processor.history_search.Search)."""
+
+    OLDEST = "oldest"
+    LATEST = "latest"
+    CURSOR = "cursor"
+    PAGES = "pages"
+
+
 @dataclass(frozen=True, kw_only=True)
 class LedgerWrite(Write):
     """Some fields of a ledger entry (an update, or with `new_entry` its first write)."""
@@ -99,7 +109,7 @@ class LedgerWrite(Write):
     history_escalated_at: datetime | Unset = UNSET
     lease_expires_at: datetime | Unset = UNSET
     reconciled_at: datetime | Unset = UNSET
-    search: Any = UNSET  # processor.history_search.HistorySearch: where a search stands
+    search: Any = UNSET  # processor.history_search.Search: how far history was read
     operator: OperatorRecord | Unset = UNSET
 
 
