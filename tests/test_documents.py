@@ -7,11 +7,14 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 from enum import StrEnum
+from typing import get_args
 
 import pytest
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from composer.models import MessageDraft, RotationDraft
+from composer.models import RotationStatus as ApiRotationStatus
 from core.documents import channel_pacing, deliveries, messages, rotations
 from core.documents.errors import StoredError
 from core.documents.leases import Lease, LeaseField, LeasePatch
@@ -102,3 +105,13 @@ def test_every_field_a_write_can_store_is_a_named_field_of_its_collection(
     for field in dataclasses.fields(write):
         assert names(field.name).value == field.name
         assert field.default in (UNSET, dataclasses.MISSING)
+
+
+def test_the_api_stores_only_fields_its_collections_name() -> None:
+    """The API's bodies are stored field for field (composer.models): each is a field of
+    its collection's model, and a rotation's `status` takes exactly RotationStatus's values."""
+    for name in MessageDraft.model_fields:
+        assert MessageField(name).value == name
+    for name in RotationDraft.model_fields:
+        assert rotations.RotationField(name).value == name
+    assert set(get_args(ApiRotationStatus)) == set(rotations.RotationStatus)

@@ -69,9 +69,22 @@ class MessageField(enum.StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class MessageWrite(SubjectWrite):
-    """Some fields of a stored message: what the processor, the API and the operator write
-    besides the message's content."""
+    """Some fields of a stored message: the content the API writes, and what the processor,
+    the API and the operator write besides."""
 
+    channel: str | Unset = UNSET
+    text: str | Unset = UNSET
+    timezone: str | Unset = UNSET
+    allow_broadcast: bool | Unset = UNSET
+    on_ambiguous: str | Unset = UNSET
+    misfire_grace_seconds: int | Unset = UNSET
+    send_at: datetime | Unset = UNSET
+    expires_at: datetime | Unset = UNSET
+    rrule: str | Unset = UNSET
+    dtstart: str | Unset = UNSET
+    exdates: list[str] | Unset = UNSET
+    working_days: dict[str, Any] | Unset = UNSET
+    on_non_working_day: str | Unset = UNSET
     status: Status | Unset = UNSET
     occurrence_at: datetime | Delete | Unset = UNSET
     anchor: dict[str, Any] | Delete | Unset = UNSET
