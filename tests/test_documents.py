@@ -15,7 +15,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from composer.models import MessageDraft, RotationDraft
 from composer.models import RotationStatus as ApiRotationStatus
-from core.documents import channel_pacing, deliveries, messages, rotations
+from core.documents import channel_pacing, deliveries, idempotency_keys, messages, rotations
 from core.documents.errors import StoredError
 from core.documents.leases import Lease, LeaseField, LeasePatch
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
@@ -95,6 +95,7 @@ _MODELS: list[tuple[type[Write], type[StrEnum]]] = [
     (rotations.RotationWrite, rotations.RotationField),
     (deliveries.LedgerWrite, deliveries.LedgerField),
     (channel_pacing.SlotWrite, channel_pacing.PacingField),
+    (idempotency_keys.KeyWrite, idempotency_keys.KeyField),
 ]
 
 

@@ -66,9 +66,15 @@ class Rollback:
 
 @dataclass(frozen=True, kw_only=True)
 class RotationWrite(SubjectWrite):
-    """Some fields of a stored rotation: what the processor, the API and the operator write
-    besides its settings."""
+    """Some fields of a stored rotation: its settings (the API stores them as its body,
+    composer.models.RotationDraft), and what the processor, the API and the operator write."""
 
+    name: str | Unset = UNSET
+    channel: str | Unset = UNSET
+    timezone: str | Unset = UNSET
+    send_time: str | Unset = UNSET
+    weekdays: list[int] | Unset = UNSET
+    text: str | Unset = UNSET
     status: RotationStatus | Unset = UNSET
     last_processed_date: str | Unset | None = UNSET
     cursor: Any = UNSET
