@@ -26,8 +26,7 @@ from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_l
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import after_occurrence
 from processor import tick
-from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
-from processor.channel_slots import Slot
+from processor.abc import Claim, ClaimPlan, Leased, LeaseUnreadable, OutcomeLine, Writes
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 
@@ -48,12 +47,10 @@ class MessageKind:
     def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
         return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
-    def claim(
-        self, rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...]
-    ) -> Claim[Message] | Result:
-        from messages.claim import claim_message  # it builds the claims of this kind
+    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[Message] | Result:
+        from messages.claim import plan_message  # it plans the claims of this kind
 
-        return claim_message(rt, snap, slots)
+        return plan_message(rt, snap)
 
     def due(
         self,

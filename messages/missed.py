@@ -5,8 +5,7 @@ lands, and a second worker's identical records fail its batch rather than doubli
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,20 +18,12 @@ from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot
 from messages.advance import after_occurrence
+from processor.abc import Missed
 from processor.ledger_entries import existing_ids, new_ledger_entry
 from processor.outcome import Result
 
 
-@dataclass(frozen=True)
-class Record:
-    """A ledger document a claim creates alongside it (a missed occurrence)."""
-
-    ref: firestore.DocumentReference
-    fields: dict[str, Any]
-    count: int  # occurrences it stands for
-
-
-def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Record]:
+def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Missed]:
     records = []
     for entry in plan.missed:
         fields = new_ledger_entry(
@@ -49,16 +40,16 @@ def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) 
         ref = rt.db.collection(DELIVERIES).document(
             message_delivery_id(message.id, entry.occurrence_at)
         )
-        records.append(Record(ref, fields, entry.count))
+        records.append(Missed(ref, fields, entry.count))
     return records
 
 
-def counted(missed: list[Record]) -> dict[str, Any]:
+def counted(missed: Sequence[Missed]) -> dict[str, Any]:
     total = sum(r.count for r in missed)
     return {"missed_count": firestore.Increment(total)} if total else {}
 
 
-def create_all(batch: firestore.WriteBatch, records: Iterable[Record]) -> None:
+def create_all(batch: firestore.WriteBatch, records: Iterable[Missed]) -> None:
     for record in records:
         batch.create(record.ref, record.fields)
 
@@ -68,7 +59,7 @@ def skip_missed(
     snap: Snapshot,
     message: Message,
     plan: CatchUp,
-    missed: list[Record],
+    missed: list[Missed],
     now: datetime,
 ) -> Result:
     """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
@@ -98,7 +89,7 @@ def skip_missed(
     return Result.DUPLICATE
 
 
-def log_missed(message: Message, missed: list[Record]) -> None:
+def log_missed(message: Message, missed: Sequence[Missed]) -> None:
     """One line per claim that recorded missed occurrences (not one per occurrence: a
     minutely series down for a week would flood the log)."""
     if not missed:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
+from google.cloud import firestore
+
 from core.slack import PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from processor.history_search import HistoryBudget
 
 S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,68 @@ class LeaseUnreadable(Exception):
         self.detail = detail
 
 
+@dataclass(frozen=True)
+class Missed:
+    """A ledger entry a claim creates in its own batch: occurrences that will never be sent,
+    recorded `skipped`. A second worker's identical record fails its batch rather than
+    doubling it."""
+
+    ref: firestore.DocumentReference
+    fields: dict[str, Any]
+    count: int = 1  # the occurrences it stands for
+
+
+class ClaimPlan(Protocol[S_co]):
+    """What a kind's claim of one due document writes (Kind.plan); processor.claim commits
+    it."""
+
+    @property
+    def occurrence_at(self) -> datetime: ...
+
+    @property
+    def ledger_ref(self) -> firestore.DocumentReference: ...
+
+    @property
+    def missed(self) -> Sequence[Missed]: ...
+
+    def new_entry(self) -> dict[str, Any]:
+        """The ledger entry's fields that name the occurrence, as first written."""
+        ...
+
+    def claim_fields(self) -> dict[str, Any]:
+        """What the kind adds to the ledger entry on every claim of it (whose turn, say)."""
+        ...
+
+    def claimed(
+        self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
+    ) -> dict[str, Any]:
+        """The subject's update on a claim: its lease, and `missed` counted."""
+        ...
+
+    def repaired(
+        self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
+    ) -> dict[str, Any]:
+        """The subject's update that brings it in line with its ledger `entry`, which settled
+        (or holds) the occurrence already: nothing is sent; `missed` counted."""
+        ...
+
+    def subject(self, entry: dict[str, Any] | None) -> S_co:
+        """The claimed subject; `entry`: the ledger entry claimed again (None: a new one)."""
+        ...
+
+    def alongside(self, batch: firestore.WriteBatch) -> None:
+        """Other writes the claim makes in its batch, each under its own precondition."""
+        ...
+
+    def log(self, missed: Sequence[Missed]) -> None:
+        """The lines a landed claim (or repair) owes: what it recorded as missed."""
+        ...
+
+    def log_fields(self) -> dict[str, Any]:
+        """The fields naming the occurrence in a line about it."""
+        ...
+
+
 class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
     (messages.kind), the rotation days' (rotations.kind)."""
@@ -101,9 +166,9 @@ class Kind(Protocol[S]):
         in a dry run its `previews`."""
         ...
 
-    def claim(self, rt: Runtime, snap: Any, slots: tuple[Any, ...]) -> Claim[S] | Result:
-        """Claim the occurrence a due document (as just read) is due for, with the channel's
-        pacing `slots` in the same batch; a Result when nothing was claimed."""
+    def plan(self, rt: Runtime, snap: Any) -> ClaimPlan[S] | Result:
+        """The claim of the occurrence a due document (as just read) is due for; a Result
+        when there is none to claim (the document settled here, or not due after all)."""
         ...
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:

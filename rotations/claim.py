@@ -1,16 +1,18 @@
-"""Claiming a rotation's day: after a claim exactly one worker posts that day's turn.
+"""Planning the claim of a rotation's day (processor.claim commits it).
 
-The same mechanism as a message claim: one batch holding (1) the rotation's update,
-preconditioned on the update time we read, and (2) the `create()` of the day's ledger
-document `r:<rotation>:<local date>`. The update sets `last_processed_date` to today,
-advances the order, keeps the previous values under `rollback`, and takes a `lease`; so a
-second processor fails the precondition or the create and skips, and a day is never claimed
-without a lease that reconciliation will settle.
+The claim sets `last_processed_date` to today, advances the order, keeps the previous values
+under `rollback`, and takes a `lease`, in the batch that creates the day's ledger document
+`r:<rotation>:<local date>`; so a second processor fails the precondition or the create, and
+a day is never claimed without a lease that reconciliation will settle. A day that is not
+open after all is settled here instead: the rotation rescheduled, or the day recorded
+`skipped` when every member is out.
 """
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
@@ -22,20 +24,23 @@ from core.models import Lease, LedgerStatus, check_lease, rotation_delivery_id
 from core.rotation import ACTIVE, Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Claim
-from processor.channel_slots import Slot, slot_versions, take_slots
+from processor.abc import Missed
 from processor.escalate import escalate
-from processor.history_search import post_deadline
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
-from rotations.kind import ROTATION_DAY_KIND, DayTurn
-from rotations.missed_days import MissedDays, create_missed, log_missed_days, missed_day_records
+from rotations.kind import DayTurn
+from rotations.missed_days import (
+    MissedDays,
+    close_ended,
+    create_missed,
+    log_missed_days,
+    missed_day_records,
+)
 
 
-def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Claim[DayTurn] | Result:
-    """Claim today's turn of the rotation `snap` (found due); or, when it is not due after
-    all, move its `next_run_at` to when it is. With `slots`, the claim takes the channel's
-    pacing slots too, as a message's claim does."""
+def plan_day(rt: Runtime, snap: Snapshot) -> DayPlan | Result:
+    """The claim of today's turn of the rotation `snap` (found due); or, when it is not due
+    after all, its `next_run_at` moved to when it is (a Result)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     if data.get("status") != ACTIVE:
@@ -55,140 +60,93 @@ def claim_day(rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()) -> Clai
     missed = missed_day_records(rt, rotation, today, now)
     if turn.member is None:
         return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, missed, now)
-    try:
-        return _claim(rt, snap, rotation, turn, ledger_ref, data, missed, now, slots)
-    except AlreadyExists:
-        return _claim_existing(rt, snap, rotation, turn, ledger_ref, data, missed, now, slots)
+    return DayPlan(rt, rotation, turn, _rollback_of(data), ledger_ref, missed, now)
 
 
-def _claim(
-    rt: Runtime,
-    snap: Snapshot,
-    rotation: Rotation,
-    turn: Turn,
-    ledger_ref: firestore.DocumentReference,
-    data: dict[str, Any],
-    missed: MissedDays,
-    now: datetime,
-    slots: tuple[Slot, ...],
-) -> Claim[DayTurn] | Result:
-    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
-    due_at = rotation.due_at(turn.day)
-    batch = rt.db.batch()
-    rollback = _rollback_of(data)
-    batch.update(
-        snap.reference,
-        _claimed_rotation(rt, rotation, turn, rollback, expires_at, 1, now),
-        option=rt.db.write_option(last_update_time=snap.update_time),
-    )
-    batch.create(
-        ledger_ref,
-        new_day_entry(
-            rotation,
-            turn.day,
-            rt.worker_id,
-            member=turn.member,
-            status=LedgerStatus.CLAIMED,
-            attempts=1,
-            claimed_at=now,
-            lease_expires_at=expires_at,
-            late_seconds=max(0.0, (now - due_at).total_seconds()),
-        ),
-    )
-    take_slots(rt.db, batch, slots, rt.worker_id, now)
-    create_missed(batch, missed)
-    try:
-        results = batch.commit()  # pragma: SYNCPOINT claim
-    except FailedPrecondition:
-        return Result.DUPLICATE  # another processor (or an edit) changed it since our read
-    log_missed_days(rt, rotation, missed)
-    turn_claimed = DayTurn(rotation, turn.day, _member(turn), rollback)
-    return _day_claim(rt, turn_claimed, ledger_ref.id, 1, results, slots, now)
+@dataclass(frozen=True)
+class DayPlan:
+    """The claim of one rotation day (processor.claim.ClaimPlan)."""
 
+    rt: Runtime
+    rotation: Rotation
+    turn: Turn
+    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
+    ledger_ref: firestore.DocumentReference
+    days: MissedDays
+    planned_at: datetime
 
-def _claim_existing(
-    rt: Runtime,
-    snap: Snapshot,
-    rotation: Rotation,
-    turn: Turn,
-    ledger_ref: firestore.DocumentReference,
-    data: dict[str, Any],
-    missed: MissedDays,
-    now: datetime,
-    slots: tuple[Slot, ...],
-) -> Claim[DayTurn] | Result:
-    """Today has a ledger entry already. A rolled-back day (failed, or released for a retry)
-    is claimed again through it; any other entry is the truth about today: nothing is sent,
-    and the rotation is brought in line with it."""
-    ledger = ledger_ref.get()
-    if not ledger.exists:
-        # A missed day's entry appeared meanwhile (another claim's), or the channel's
-        # pacing slot did: another worker posted to the channel this minute.
-        return Result.DUPLICATE
-    entry = ledger.to_dict() or {}
-    if entry.get("status") not in LedgerStatus.RECLAIMABLE:
-        return _repair_from_ledger(rt, snap, rotation, turn.day, entry, now)
-    attempts = int(entry.get("attempts") or 0) + 1
-    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
-    rollback = _rollback_of(data)
-    batch = rt.db.batch()
-    batch.update(
-        snap.reference,
-        _claimed_rotation(rt, rotation, turn, rollback, expires_at, attempts, now),
-        option=rt.db.write_option(last_update_time=snap.update_time),
-    )
-    batch.update(
-        ledger_ref,
-        {
-            "status": LedgerStatus.CLAIMED,
-            "member": turn.member,
-            "worker": rt.worker_id,
+    @property
+    def occurrence_at(self) -> datetime:
+        return self.rotation.due_at(self.turn.day)
+
+    @property
+    def missed(self) -> Sequence[Missed]:
+        return self.days.records
+
+    def new_entry(self) -> dict[str, Any]:
+        return new_day_entry(self.rotation, self.turn.day, self.rt.worker_id)
+
+    def claim_fields(self) -> dict[str, Any]:
+        return {"member": self.turn.member}
+
+    def claimed(
+        self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
+    ) -> dict[str, Any]:
+        turn, day = self.turn, self.turn.day.isoformat()
+        lease = Lease(owner, expires_at, occurrence_date=day, member=turn.member)
+        return {
+            "last_processed_date": day,
+            "cursor": turn.cursor,
+            "members": list(turn.members),
+            "rollback": self.rollback,
+            "lease": lease.to_document(),
             "attempts": attempts,
-            "claimed_at": now,
-            "lease_expires_at": expires_at,
-            "search": firestore.DELETE_FIELD,  # a new attempt, a new window
-        },
-        option=rt.db.write_option(last_update_time=ledger.update_time),
-    )
-    take_slots(rt.db, batch, slots, rt.worker_id, now)
-    create_missed(batch, missed)
-    try:
-        results = batch.commit()  # pragma: SYNCPOINT reclaim
-    except (FailedPrecondition, AlreadyExists):
-        return Result.DUPLICATE
-    log_missed_days(rt, rotation, missed)
-    escalated = entry.get("escalated_at") is not None
-    turn_claimed = DayTurn(rotation, turn.day, _member(turn), rollback, escalated)
-    return _day_claim(rt, turn_claimed, ledger_ref.id, attempts, results, slots, now)
+            # The next turn: the due query stops returning a claimed day at once.
+            "next_run_at": self.rotation.next_due_at(self.planned_at, after=turn.day),
+        }
 
+    def repaired(
+        self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
+    ) -> dict[str, Any]:
+        """The day marked taken; a day another claim holds gets its lease back, as the claim
+        left it (the order advanced, the values before it under `rollback`), so that
+        reconciliation can settle it either way."""
+        day = self.turn.day
+        update: dict[str, Any] = {
+            "last_processed_date": day.isoformat(),
+            "next_run_at": self.rotation.next_due_at(now, after=day),
+        }
+        if entry.get("status") != LedgerStatus.CLAIMED:
+            return update
+        expires = entry.get("lease_expires_at")
+        lease = Lease(
+            entry.get("worker"),
+            # Never a lease the expired-lease query cannot find.
+            expires if isinstance(expires, datetime) else now,
+            occurrence_date=day.isoformat(),
+            member=entry.get("member"),
+        )
+        held = turn_for(self.rotation, day)
+        return update | {
+            "cursor": held.cursor,
+            "members": list(held.members),
+            "rollback": self.rollback,
+            "lease": lease.to_document(),
+        }
 
-def _day_claim(
-    rt: Runtime,
-    turn: DayTurn,
-    delivery_id: str,
-    attempts: int,
-    results: list[Any],
-    slots: tuple[Slot, ...],
-    now: datetime,
-) -> Claim[DayTurn]:
-    return Claim(
-        ROTATION_DAY_KIND,
-        turn,
-        turn.rotation.id,
-        turn.rotation.due_at(turn.day),
-        delivery_id,
-        attempts,
-        rt.worker_id,
-        results[0].update_time,
-        results[1].update_time,
-        slot_versions(results, slots),
-        post_deadline(rt.settings, now),
-    )
+    def subject(self, entry: dict[str, Any] | None) -> DayTurn:
+        assert self.turn.member is not None  # a claim is only planned for a turn with a member
+        escalated = entry is not None and entry.get("escalated_at") is not None
+        return DayTurn(self.rotation, self.turn.day, self.turn.member, self.rollback, escalated)
 
+    def alongside(self, batch: firestore.WriteBatch) -> None:
+        close_ended(batch, self.days)
 
-def _member(turn: Turn) -> str:
-    assert turn.member is not None  # a claim is only made for a turn with a member
-    return turn.member
+    def log(self, missed: Sequence[Missed]) -> None:
+        log_missed_days(self.rt, self.rotation, self.days, missed)
+
+    def log_fields(self) -> dict[str, Any]:
+        return {"occurrence_date": self.turn.day.isoformat()}
 
 
 def _rollback_of(data: dict[str, Any]) -> dict[str, Any]:
@@ -196,31 +154,6 @@ def _rollback_of(data: dict[str, Any]) -> dict[str, Any]:
         "last_processed_date": data.get("last_processed_date"),
         "cursor": data.get("cursor", 0),
         "members": data.get("members"),
-    }
-
-
-def _claimed_rotation(
-    rt: Runtime,
-    rotation: Rotation,
-    turn: Turn,
-    rollback: dict[str, Any],
-    expires_at: datetime,
-    attempts: int,
-    now: datetime,
-) -> dict[str, Any]:
-    return {
-        "last_processed_date": turn.day.isoformat(),
-        "cursor": turn.cursor,
-        "members": list(turn.members),
-        "rollback": rollback,
-        "lease": Lease(
-            rt.worker_id, expires_at, occurrence_date=turn.day.isoformat(), member=turn.member
-        ).to_document(),
-        "attempts": attempts,
-        # The next turn: the due query stops returning a claimed day at once.
-        "next_run_at": rotation.next_due_at(now, after=turn.day),
-        "updated_at": now,
-        "version": firestore.Increment(1),
     }
 
 
@@ -297,53 +230,6 @@ def _everyone_skipped(
         channel=rotation.channel,
     )
     return Result.SKIPPED
-
-
-def _repair_from_ledger(
-    rt: Runtime,
-    snap: Snapshot,
-    rotation: Rotation,
-    day: date,
-    entry: dict[str, Any],
-    now: datetime,
-) -> Result:
-    """The rotation says today is open but its ledger settled (or holds) it: never post it
-    again; mark the day taken, and give a held claim its lease back for reconciliation,
-    as the claim left it (the order advanced, the values before it under `rollback`), so
-    that reconciliation can settle it either way."""
-    update: dict[str, Any] = {
-        "last_processed_date": day.isoformat(),
-        "next_run_at": rotation.next_due_at(now, after=day),
-        "updated_at": now,
-        "version": firestore.Increment(1),
-    }
-    if entry.get("status") == LedgerStatus.CLAIMED:
-        turn = turn_for(rotation, day)
-        expires = entry.get("lease_expires_at")
-        update |= {
-            "cursor": turn.cursor,
-            "members": list(turn.members),
-            "rollback": _rollback_of(snap.to_dict() or {}),
-            "lease": Lease(
-                entry.get("worker"),
-                # Never a lease the expired-lease query cannot find.
-                expires if isinstance(expires, datetime) else now,
-                occurrence_date=day.isoformat(),
-                member=entry.get("member"),
-            ).to_document(),
-        }
-    try:
-        snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
-    except FailedPrecondition:
-        return Result.DUPLICATE
-    logs.warning(
-        "rotation disagreed with its ledger; repaired from the ledger, nothing sent",
-        rotation_id=rotation.id,
-        occurrence_date=day.isoformat(),
-        ledger_status=entry.get("status"),
-        status="duplicate",
-    )
-    return Result.DUPLICATE
 
 
 def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:

@@ -12,6 +12,7 @@ for that day, an alert. No day stays `released` once its rotation has moved past
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -24,6 +25,7 @@ from core.models import LedgerStatus, rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
+from processor.abc import Missed
 from processor.escalate import escalate
 from processor.ledger_entries import new_day_entry
 
@@ -34,8 +36,7 @@ DAY_ENDED = "day_ended"
 
 @dataclass(frozen=True)
 class MissedDays:
-    refs: list[firestore.DocumentReference]
-    fields: list[dict[str, Any]]
+    records: list[Missed]  # the entries to create, the most recent MAX_RECORDED days
     total: int  # missed turn days, recorded or not
     ended: list[Snapshot] = field(default_factory=list)  # past days still `released`
     now: datetime | None = None
@@ -51,20 +52,23 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
         for day in recent
     ]
     found = {snap.id: snap for snap in rt.db.get_all(refs) if snap.exists} if refs else {}
-    kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in found]
-    fields = [
-        new_day_entry(
-            rotation,
-            day,
-            rt.worker_id,
-            status=LedgerStatus.SKIPPED,
-            reason="missed",
-            skipped_at=now,
+    records = [
+        Missed(
+            ref,
+            new_day_entry(
+                rotation,
+                day,
+                rt.worker_id,
+                status=LedgerStatus.SKIPPED,
+                reason="missed",
+                skipped_at=now,
+            ),
         )
-        for _, day in kept
+        for ref, day in zip(refs, recent, strict=True)
+        if ref.id not in found
     ]
     ended = _released_before(rt, rotation, today)
-    return MissedDays([ref for ref, _ in kept], fields, len(days), ended, now)
+    return MissedDays(records, len(days), ended, now)
 
 
 def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snapshot]:
@@ -84,8 +88,15 @@ def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snaps
 
 
 def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
-    for ref, fields in zip(missed.refs, missed.fields, strict=True):
-        batch.create(ref, fields)
+    """The missed days recorded and the past released days closed, in `batch`."""
+    for record in missed.records:
+        batch.create(record.ref, record.fields)
+    close_ended(batch, missed)
+
+
+def close_ended(batch: firestore.WriteBatch, missed: MissedDays) -> None:
+    """The rotation's past days still `released` closed `skipped` (`day_ended`), each under
+    its own precondition."""
     for snap in missed.ended:
         escalated = (snap.to_dict() or {}).get("escalated_at") is not None
         batch.update(
@@ -100,19 +111,26 @@ def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
         )
 
 
-def log_missed_days(rt: Runtime, rotation: Rotation, missed: MissedDays) -> None:
+def log_missed_days(
+    rt: Runtime,
+    rotation: Rotation,
+    missed: MissedDays,
+    recorded: Sequence[Missed] | None = None,
+) -> None:
     """One line per claim that recorded missed days (not one per day), and one per day
-    closed unposted (escalated the first time for that day)."""
+    closed unposted (escalated the first time for that day). `recorded`: the records the
+    claim created, when fewer than planned (some existed already)."""
     for snap in missed.ended:
         _report_ended(rt, rotation, snap)
-    if not missed.refs:
+    records = missed.records if recorded is None else recorded
+    if not records:
         return
     logs.warning(
         "rotation days missed: recorded as skipped, never posted",
         rotation_id=rotation.id,
         missed_count=missed.total,
-        recorded=len(missed.refs),
-        first_missed_date=missed.fields[0]["occurrence_date"] if missed.fields else None,
+        recorded=len(records),
+        first_missed_date=records[0].fields["occurrence_date"],
         status="skipped",
         error_code="missed",
         channel=rotation.channel,
