@@ -25,8 +25,17 @@ from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import after_occurrence
+from messages.settle import message_settle_writes
 from processor import tick
-from processor.abc import Claim, ClaimPlan, Leased, LeaseUnreadable, OutcomeLine, Writes
+from processor.abc import (
+    Claim,
+    ClaimPlan,
+    Leased,
+    LeaseUnreadable,
+    OutcomeLine,
+    Settle,
+    Writes,
+)
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 
@@ -146,6 +155,17 @@ class MessageKind:
         return Writes(
             message, {"status": LedgerStatus.UNCONFIRMED, "error": error}, Result.UNCONFIRMED
         )
+
+    def settle_writes(
+        self,
+        rt: Runtime,
+        action: Settle,
+        delivery_id: str,
+        entry: dict[str, Any],
+        subject: dict[str, Any],
+        now: datetime,
+    ) -> Writes:
+        return message_settle_writes(rt, self, action, delivery_id, entry, subject, now)
 
     def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
         lease = subject.get("lease") or {}

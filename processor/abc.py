@@ -70,6 +70,22 @@ class OutcomeLine(NamedTuple):
     fields: dict[str, Any]
 
 
+# The operator's settle actions (processor.settle).
+MARK_DELIVERED = "mark_delivered"
+RELEASE = "release"
+
+
+@dataclass(frozen=True)
+class Settle:
+    """An operator's settle action (processor.settle): `mark_delivered`, with the Slack `ts`
+    a person saw, or `release`; and who decided it, and why."""
+
+    name: str
+    reason: str
+    by: str
+    ts: str | None = None
+
+
 class Leased(NamedTuple):
     """What an expired lease names: the occurrence whose send reconciliation settles."""
 
@@ -203,6 +219,20 @@ class Kind(Protocol[S]):
     def unconfirmed_writes(self, claim: Claim[S], error: dict[str, Any]) -> Writes:
         """What parking the claim `unconfirmed` writes (its outcome cannot be verified and
         policy forbids sending again)."""
+        ...
+
+    def settle_writes(
+        self,
+        rt: Runtime,
+        action: Settle,
+        delivery_id: str,
+        entry: dict[str, Any],
+        subject: dict[str, Any],
+        now: datetime,
+    ) -> Writes:
+        """What an operator's `action` on the ledger `entry` writes, `subject` being the
+        stored subject; processor.settle.SettleRefused when the kind's rules forbid it (the
+        entry is not the subject's current occurrence, its lease is live...)."""
         ...
 
     def still_leased(self, claim: Claim[S], subject: dict[str, Any]) -> bool:

@@ -34,12 +34,21 @@ from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import ROTATIONS, Snapshot, expired_rotation_leases
 from formatting.slack_text import SlackMessage
-from processor.abc import Claim, ClaimPlan, Leased, LeaseUnreadable, OutcomeLine, Writes
+from processor.abc import (
+    Claim,
+    ClaimPlan,
+    Leased,
+    LeaseUnreadable,
+    OutcomeLine,
+    Settle,
+    Writes,
+)
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
 from rotations.missed_days import DAY_ENDED
 from rotations.render import render_turn
+from rotations.settle import rotation_settle_writes
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,17 @@ class RotationDayKind:
         rotation = {"lease": firestore.DELETE_FIELD, "last_error": error}
         ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
         return Writes(rotation, ledger, Result.UNCONFIRMED)
+
+    def settle_writes(
+        self,
+        rt: Runtime,
+        action: Settle,
+        delivery_id: str,
+        entry: dict[str, Any],
+        subject: dict[str, Any],
+        now: datetime,
+    ) -> Writes:
+        return rotation_settle_writes(rt, action, delivery_id, entry, subject, now)
 
     def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
         lease = subject.get("lease") or {}

@@ -17,7 +17,8 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
-from targets.operator import OperatorError, main, mark_delivered, release
+from processor.settle import SettleRefused
+from targets.operator import main, mark_delivered, release
 from tests.conftest import T0, call, ledger, message, seed_message
 
 
@@ -86,11 +87,11 @@ def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
     claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
 
-    with pytest.raises(OperatorError, match="live lease"):
+    with pytest.raises(SettleRefused, match="live lease"):
         release(rt, claim.delivery_id, "impatient", "ana")
-    with pytest.raises(OperatorError, match="reason"):
+    with pytest.raises(SettleRefused, match="reason"):
         release(rt, claim.delivery_id, " ", "ana")
-    with pytest.raises(OperatorError, match="no delivery"):
+    with pytest.raises(SettleRefused, match="no delivery"):
         release(rt, "m:nope:20270104T090000Z", "typo", "ana")
     assert message(db, mid)["status"] == "sending"
 

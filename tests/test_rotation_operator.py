@@ -15,8 +15,8 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
+from processor.settle import SettleRefused
 from rotations.kind import ROTATION_DAY_KIND
-from rotations.operator import DayActionRefused
 from rotations.tick import run_rotations
 from targets.kinds import run_pass
 from targets.operator import main, mark_delivered, release
@@ -98,9 +98,9 @@ def test_failed_days_live_leases_and_missing_reasons_are_refused(rt, db, slack, 
     )
     assert isinstance(claim, Claim)
 
-    with pytest.raises(DayActionRefused, match="live lease"):
+    with pytest.raises(SettleRefused, match="live lease"):
         release(rt, DAY, "impatient", "ana")
-    with pytest.raises(DayActionRefused, match="reason"):
+    with pytest.raises(SettleRefused, match="reason"):
         release(rt, DAY, " ", "ana")
 
     seed_rotation(db, "broken")
