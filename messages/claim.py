@@ -41,6 +41,7 @@ from processor.claim import repair_from_ledger
 from processor.escalate import escalate
 from processor.ledger_entries import new_ledger_entry
 from processor.outcome import Result
+from processor.reject import reject
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
@@ -230,29 +231,11 @@ def _retire_deleted(rt: Runtime, snap: Snapshot, now: datetime) -> Result:
 
 
 def reject_document(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
-    """A document that cannot be sent as it is ends `failed` with a code saying why; the
-    tick goes on. It holds no claim (only a waiting message, or one whose lease no worker
-    can hold, is rejected), so a stale `lease` goes too."""
-    try:
-        snap.reference.update(
-            {
-                "status": Status.FAILED,
-                "last_error": {"code": exc.code, "message": exc.message, "at": now},
-                "lease": firestore.DELETE_FIELD,
-                "updated_at": now,
-                "version": firestore.Increment(1),
-            },
-            option=rt.db.write_option(last_update_time=snap.update_time),
-        )
-    except FailedPrecondition:
-        return Result.DUPLICATE
+    """A message that cannot be sent as it is ends `failed` with a code saying why; the
+    pass goes on."""
     due = (snap.to_dict() or {}).get("next_run_at")
-    escalate(
-        rt,
-        status="failed",
-        message_id=snap.id,
-        occurrence_at=due if isinstance(due, datetime) else None,
-        error_code=exc.code,
-        detail=f"cannot be sent as stored: {exc.message}",
+    detail = f"cannot be sent as stored: {exc.message}"
+    occurrence = due if isinstance(due, datetime) else None
+    return reject(
+        rt, MESSAGE_KIND, snap, exc, status=Status.FAILED, detail=detail, occurrence_at=occurrence
     )
-    return Result.FAILED

@@ -30,6 +30,7 @@ from processor import tick
 from processor.abc import (
     Claim,
     ClaimPlan,
+    Doc,
     Leased,
     LeaseUnreadable,
     OutcomeLine,
@@ -156,16 +157,8 @@ class MessageKind:
             message, {"status": LedgerStatus.UNCONFIRMED, "error": error}, Result.UNCONFIRMED
         )
 
-    def settle_writes(
-        self,
-        rt: Runtime,
-        action: Settle,
-        delivery_id: str,
-        entry: dict[str, Any],
-        subject: dict[str, Any],
-        now: datetime,
-    ) -> Writes:
-        return message_settle_writes(rt, self, action, delivery_id, entry, subject, now)
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        return message_settle_writes(rt, self, action, entry, subject)
 
     def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
         lease = subject.get("lease") or {}

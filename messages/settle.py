@@ -25,7 +25,7 @@ from core.models import LedgerStatus, Message, Status, message_delivery_id
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES
-from processor.abc import MARK_DELIVERED, Claim, Kind, Settle, Writes
+from processor.abc import MARK_DELIVERED, Claim, Doc, Kind, Settle, Writes
 from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
@@ -34,14 +34,9 @@ SETTLEABLE_MESSAGE = (Status.SENDING, Status.UNCONFIRMED, Status.FAILED)
 
 
 def message_settle_writes(
-    rt: Runtime,
-    kind: Kind[Message],
-    action: Settle,
-    delivery_id: str,
-    entry: dict[str, Any],
-    data: dict[str, Any],
-    now: datetime,
+    rt: Runtime, kind: Kind[Message], action: Settle, entry: Doc, data: Doc
 ) -> Writes:
+    now, delivery_id = action.at, action.delivery_id
     message_id = str(entry.get("message_id"))
     _refuse_unless_current(rt, delivery_id, message_id, entry, data, now)
     try:

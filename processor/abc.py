@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from processor.history_search import HistoryBudget
 
 S = TypeVar("S")
+Doc = dict[str, Any]  # a stored document's fields, as read
 S_co = TypeVar("S_co", covariant=True)
 
 
@@ -77,12 +78,14 @@ RELEASE = "release"
 
 @dataclass(frozen=True)
 class Settle:
-    """An operator's settle action (processor.settle): `mark_delivered`, with the Slack `ts`
-    a person saw, or `release`; and who decided it, and why."""
+    """An operator's settle action on a ledger entry (processor.settle): `mark_delivered`,
+    with the Slack `ts` a person saw, or `release`; who decided it, why, and when."""
 
     name: str
+    delivery_id: str
     reason: str
     by: str
+    at: datetime
     ts: str | None = None
 
 
@@ -221,15 +224,7 @@ class Kind(Protocol[S]):
         policy forbids sending again)."""
         ...
 
-    def settle_writes(
-        self,
-        rt: Runtime,
-        action: Settle,
-        delivery_id: str,
-        entry: dict[str, Any],
-        subject: dict[str, Any],
-        now: datetime,
-    ) -> Writes:
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
         """What an operator's `action` on the ledger `entry` writes, `subject` being the
         stored subject; processor.settle.SettleRefused when the kind's rules forbid it (the
         entry is not the subject's current occurrence, its lease is live...)."""

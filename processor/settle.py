@@ -36,11 +36,11 @@ class SettleRefused(AppError):
     """An operator action that cannot be applied; the message says why."""
 
 
-def settle(rt: Runtime, kinds: Sequence[Kind[Any]], delivery_id: str, action: Settle) -> None:
-    """Apply `action` to the ledger entry `delivery_id`; SettleRefused when it cannot be."""
+def settle(rt: Runtime, kinds: Sequence[Kind[Any]], action: Settle) -> None:
+    """Apply `action` to its ledger entry; SettleRefused when it cannot be."""
     if not action.reason.strip():
         raise SettleRefused("a reason is required: it is recorded on the ledger entry")
-    now = rt.clock.now()
+    now, delivery_id = action.at, action.delivery_id
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     ledger = ledger_ref.get()
     entry = ledger.to_dict()
@@ -53,7 +53,7 @@ def settle(rt: Runtime, kinds: Sequence[Kind[Any]], delivery_id: str, action: Se
     data = snap.to_dict()
     if data is None:
         raise SettleRefused(f"{kind.name} {snap.id!r} of {delivery_id!r} is gone")
-    writes = kind.settle_writes(rt, action, delivery_id, entry, data, now)
+    writes = kind.settle_writes(rt, action, entry, data)
     record = {"action": action.name, "reason": action.reason, "by": action.by, "at": now}
     batch = rt.db.batch()
     batch.update(

@@ -21,14 +21,14 @@ from google.cloud import firestore
 from core import logs
 from core.errors import DocumentError
 from core.models import Lease, LedgerStatus, check_lease, rotation_delivery_id
-from core.rotation import ACTIVE, Rotation, Turn, turn_for
+from core.rotation import ACTIVE, PAUSED, Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Missed
-from processor.escalate import escalate
 from processor.ledger_entries import new_day_entry
 from processor.outcome import Result
-from rotations.kind import DayTurn
+from processor.reject import reject
+from rotations.kind import ROTATION_DAY_KIND, DayTurn
 from rotations.missed_days import (
     MissedDays,
     close_ended,
@@ -51,7 +51,7 @@ def plan_day(rt: Runtime, snap: Snapshot) -> DayPlan | Result:
             return Result.SKIPPED  # a claimed day, settled by reconciliation
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
-        return reject_rotation(rt, snap, exc, now)
+        return reject_rotation(rt, snap, exc)
     if not rotation.is_due(now):
         return _reschedule(rt, snap, rotation, now)
     today = rotation.today(now)
@@ -232,30 +232,8 @@ def _everyone_skipped(
     return Result.SKIPPED
 
 
-def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
+def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError) -> Result:
     """A rotation that cannot take turns as stored is paused with a code saying why (and
-    escalated), rather than tried again every minute. It holds no claim (one with a usable
-    lease is never rejected), so a `lease` no worker can hold goes too, and an edit can
-    resume it."""
-    try:
-        snap.reference.update(
-            {
-                "status": "paused",
-                "last_error": {"code": exc.code, "message": exc.message, "at": now},
-                "lease": firestore.DELETE_FIELD,
-                "updated_at": now,
-                "version": firestore.Increment(1),
-            },
-            option=rt.db.write_option(last_update_time=snap.update_time),
-        )
-    except FailedPrecondition:
-        return Result.DUPLICATE
-    escalate(
-        rt,
-        status="failed",
-        rotation_id=snap.id,
-        occurrence_at=None,
-        error_code=exc.code,
-        detail=f"rotation cannot take turns as stored (paused): {exc.message}",
-    )
-    return Result.FAILED
+    escalated), rather than tried again every minute; an edit can resume it."""
+    detail = f"rotation cannot take turns as stored (paused): {exc.message}"
+    return reject(rt, ROTATION_DAY_KIND, snap, exc, status=PAUSED, detail=detail)

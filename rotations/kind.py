@@ -37,6 +37,7 @@ from formatting.slack_text import SlackMessage
 from processor.abc import (
     Claim,
     ClaimPlan,
+    Doc,
     Leased,
     LeaseUnreadable,
     OutcomeLine,
@@ -131,16 +132,8 @@ class RotationDayKind:
         ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
         return Writes(rotation, ledger, Result.UNCONFIRMED)
 
-    def settle_writes(
-        self,
-        rt: Runtime,
-        action: Settle,
-        delivery_id: str,
-        entry: dict[str, Any],
-        subject: dict[str, Any],
-        now: datetime,
-    ) -> Writes:
-        return rotation_settle_writes(rt, action, delivery_id, entry, subject, now)
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        return rotation_settle_writes(rt, action, entry, subject)
 
     def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
         lease = subject.get("lease") or {}

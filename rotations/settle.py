@@ -28,21 +28,15 @@ from core.models import LedgerStatus
 from core.rotation import ACTIVE, Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from processor.abc import MARK_DELIVERED, Settle, Writes
+from processor.abc import MARK_DELIVERED, Doc, Settle, Writes
 from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
 from rotations.missed_days import DAY_ENDED
 
 
-def rotation_settle_writes(
-    rt: Runtime,
-    action: Settle,
-    delivery_id: str,
-    entry: dict[str, Any],
-    data: dict[str, Any],
-    now: datetime,
-) -> Writes:
+def rotation_settle_writes(rt: Runtime, action: Settle, entry: Doc, data: Doc) -> Writes:
+    now, delivery_id = action.at, action.delivery_id
     if entry.get("status") == LedgerStatus.FAILED:
         raise SettleRefused(
             f"rotation day {delivery_id!r} failed and was rolled back: the same member is "

@@ -45,11 +45,11 @@ def list_deliveries(
 
 
 def mark_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str) -> None:
-    settle(rt, KINDS, delivery_id, Settle(MARK_DELIVERED, reason, by, ts))
+    settle(rt, KINDS, Settle(MARK_DELIVERED, delivery_id, reason, by, rt.clock.now(), ts))
 
 
 def release(rt: Runtime, delivery_id: str, reason: str, by: str) -> None:
-    settle(rt, KINDS, delivery_id, Settle(RELEASE, reason, by))
+    settle(rt, KINDS, Settle(RELEASE, delivery_id, reason, by, rt.clock.now()))
 
 
 def main(argv: list[str] | None = None) -> int:
