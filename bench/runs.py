@@ -36,7 +36,7 @@ from processor.tick import PARALLEL_POSTS
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0
-# Who claimed a post, and when: read from its ledger entry for close pairs.
+# Who claimed a post, and when: read from its ledger entry for close pairs (_add_claims).
 _CLAIM_FIELDS = (LedgerField.WORKER, LedgerField.CLAIMED_AT, LedgerField.SENT_AT)
 
 
@@ -99,24 +99,56 @@ def contend(
     prefix = f"{mode}-"
     seeded = seeding.seed(db, prefix, count, channels, due)
     bench.standin.reset()
+    shape = {"mode": mode, "workers": workers, "count": count, "channels": channels}
+    shape |= {"prefix": prefix, "due": due.isoformat(), "threads": bench.threads}
+    run = _run_workers(bench, project, shape | {"cap_seconds": cap_seconds}, source)
+    posts = bench.standin.posts()
+    delivered = metrics.deliveries(seeded, posts, run.go)
+    measured = metrics.workers(run.results, run.go, delivered["delivered"])
+    measured["cpu_seconds"] |= run.service_cpu
+    if measured["capped"]:
+        # Stopped at its cap: what was not sent yet was not lost, only not reached.
+        delivered["not_reached_at_cap"] = delivered["lost"]
+        delivered["lost"] = None
+    pacing = metrics.pacing(posts)
+    _add_claims(db, pacing["close_pairs"])
+    statuses = Counter(
+        (d.to_dict() or {}).get(MessageField.STATUS) for d in list(db.collection(MESSAGES).stream())
+    )
+    return {
+        "mode": mode,
+        "messages": count,
+        "channels": channels,
+        "workers": workers,
+        **delivered,
+        **measured,
+        "pacing": pacing,
+        "final_statuses": dict(statuses),
+        "worker_errors": run.errors,
+    }
+
+
+@dataclass(frozen=True)
+class _Run:
+    go: float  # when the start signal was given (epoch seconds)
+    results: list[dict[str, Any]]  # each worker's own report
+    errors: list[str]
+    service_cpu: dict[str, float]  # CPU seconds the services spent during the run
+
+
+def _run_workers(bench: Bench, project: str, shape: dict[str, Any], source: Path) -> _Run:
+    """The workers started, released together, and waited for (up to their cap)."""
     env = {**os.environ, **bench.env(project)}
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         configs: list[dict[str, Any]] = [
-            {
-                "mode": mode,
+            shape
+            | {
                 "index": i,
-                "workers": workers,
-                "count": count,
-                "channels": channels,
-                "prefix": prefix,
-                "due": due.isoformat(),
-                "threads": bench.threads,
-                "cap_seconds": cap_seconds,
                 "ready": f"{tmp}/ready-{i}",
                 "go": f"{tmp}/go",
                 "result": f"{tmp}/result-{i}.json",
             }
-            for i in range(workers)
+            for i in range(shape["workers"])
         ]
         procs = [
             subprocess.Popen(
@@ -133,43 +165,23 @@ def contend(
         cpu_before = _service_cpu(bench)
         go = time.time()
         Path(f"{tmp}/go").touch()
-        errors = _wait_done(procs, cap_seconds + _GRACE)
+        errors = _wait_done(procs, shape["cap_seconds"] + _GRACE)
         cpu_after = _service_cpu(bench)
         results = [
             json.loads(Path(c["result"]).read_text()) for c in configs if Path(c["result"]).exists()
         ]
-    posts = bench.standin.posts()
-    delivered = metrics.deliveries(seeded, posts, go)
-    measured = metrics.workers(results, go, delivered["delivered"])
-    measured["cpu_seconds"] |= {
-        name: round(cpu_after[name] - cpu_before[name], 2) for name in cpu_before
-    }
-    if measured["capped"]:
-        # Stopped at its cap: what was not sent yet was not lost, only not reached.
-        delivered["not_reached_at_cap"] = delivered["lost"]
-        delivered["lost"] = None
-    pacing = metrics.pacing(posts)
-    # Who claimed each post of a close pair, and when: the ledger entries say (one read).
-    ids = [d for pair in pacing["close_pairs"] for d in pair["delivery_ids"]]
+    cpu = {name: round(cpu_after[name] - cpu_before[name], 2) for name in cpu_before}
+    return _Run(go, results, errors, cpu)
+
+
+def _add_claims(db: firestore.Client, close_pairs: list[dict[str, Any]]) -> None:
+    """Who claimed each post of a close pair, and when: the ledger entries say (one read)."""
+    ids = [d for pair in close_pairs for d in pair["delivery_ids"]]
     refs = [db.collection(DELIVERIES).document(d) for d in ids]
     entries = read_in_order(db, *refs) if refs else []
     claims = iter({k.value: (e.to_dict() or {}).get(k) for k in _CLAIM_FIELDS} for e in entries)
-    for pair in pacing["close_pairs"]:
+    for pair in close_pairs:
         pair["claims"] = [next(claims) for _ in pair["delivery_ids"]]
-    statuses = Counter(
-        (d.to_dict() or {}).get(MessageField.STATUS) for d in list(db.collection(MESSAGES).stream())
-    )
-    return {
-        "mode": mode,
-        "messages": count,
-        "channels": channels,
-        "workers": workers,
-        **delivered,
-        **measured,
-        "pacing": pacing,
-        "final_statuses": dict(statuses),
-        "worker_errors": errors,
-    }
 
 
 def _service_cpu(bench: Bench) -> dict[str, float]:

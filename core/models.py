@@ -1,7 +1,5 @@
 """Domain types shared by every domain: the stored scheduled message as the processor reads
-it, and ledger identities. (Statuses, leases and field names: core.documents. The names
-re-exported here serve messages/claim.py, rotations/claim.py, rotations/operator.py and
-targets/operator.py until they import core.documents.)"""
+it, and ledger identities. (Statuses, leases and field names: core.documents.)"""
 
 from __future__ import annotations
 
@@ -10,11 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
-from core.documents.deliveries import LedgerStatus as LedgerStatus
-from core.documents.leases import Lease as Lease
-from core.documents.leases import check_lease as check_lease
 from core.documents.messages import MessageField
-from core.documents.messages import Status as Status
 from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
 

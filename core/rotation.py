@@ -24,7 +24,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from core.documents.rotations import RotationField, RotationStatus
+from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.models import CHANNEL_ID, MAX_TEXT
 from core.schedule import to_utc, zone
@@ -36,8 +36,6 @@ SEND_TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
 LOCAL_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 DEFAULT_WEEKDAYS = (0, 1, 2, 3, 4)
 PLACEHOLDER = "{member}"
-# Until rotations/claim.py uses RotationStatus.
-ACTIVE = RotationStatus.ACTIVE
 # Weekdays and a holiday calendar leave a turn day within any few weeks; a year without one
 # means the rotation has none (it is never due).
 _SEARCH_DAYS = 366

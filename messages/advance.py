@@ -16,11 +16,6 @@ from core.errors import DocumentError
 from core.models import Message
 
 
-def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
-    """`settled`'s document (the claim and operator modules' spelling, until they write it)."""
-    return settled(message, occurrence).to_document()
-
-
 def settled(message: Message, occurrence: datetime) -> MessageWrite:
     """The message once `occurrence` is settled: its lease, its pinned occurrence and its
     attempts cleared; a one-off `sent`, a series at its next occurrence or `completed`."""
@@ -53,8 +48,3 @@ def stored_anchor(message: Message) -> dict[str, Any] | Delete | Unset:
         return UNSET
     anchor = message.recurrence.anchor
     return DELETE if anchor is None else anchor.to_fields()
-
-
-def anchor_field(message: Message) -> dict[str, Any]:
-    """`stored_anchor` as a document (the claim module's spelling, until it writes it)."""
-    return MessageWrite(anchor=stored_anchor(message)).to_document()

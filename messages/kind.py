@@ -29,9 +29,18 @@ from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
+from messages.settle import message_settle_writes
 from processor import tick
-from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
-from processor.channel_slots import Slot
+from processor.abc import (
+    Claim,
+    ClaimPlan,
+    Doc,
+    Leased,
+    LeaseUnreadable,
+    OutcomeLine,
+    Settle,
+    Writes,
+)
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 
@@ -52,12 +61,10 @@ class MessageKind:
     def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
         return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
-    def claim(
-        self, rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...]
-    ) -> Claim[Message] | Result:
-        from messages.claim import claim_message  # it builds the claims of this kind
+    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[Message] | Result:
+        from messages.claim import plan_message  # it plans the claims of this kind
 
-        return claim_message(rt, snap, slots)
+        return plan_message(rt, snap)
 
     def due(
         self,
@@ -143,6 +150,9 @@ class MessageKind:
         message = MessageWrite(status=Status.UNCONFIRMED, lease=DELETE, last_error=error)
         ledger = LedgerWrite(status=LedgerStatus.UNCONFIRMED, error=error)
         return Writes(message, ledger, Result.UNCONFIRMED)
+
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        return message_settle_writes(rt, self, action, entry, subject)
 
     def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
         lease = subject.get(LEASE) or {}

@@ -5,37 +5,27 @@ lands, and a second worker's identical records fail its batch rather than doubli
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
-from core.documents.messages import MessageWrite
-from core.documents.write import UNSET, Add
+from core.documents.write import UNSET, Add, Unset
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled
+from processor.abc import Missed
 from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
 
 
-@dataclass(frozen=True)
-class Record:
-    """A ledger document a claim creates alongside it (a missed occurrence)."""
-
-    ref: firestore.DocumentReference
-    fields: dict[str, Any]
-    count: int  # occurrences it stands for
-
-
-def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Record]:
+def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Missed]:
     records = []
     for entry in plan.missed:
         write = LedgerWrite(
@@ -49,17 +39,17 @@ def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) 
         ref = rt.db.collection(DELIVERIES).document(
             message_delivery_id(message.id, entry.occurrence_at)
         )
-        records.append(Record(ref, fields, entry.count))
+        records.append(Missed(ref, fields, entry.count))
     return records
 
 
-def counted(missed: list[Record]) -> dict[str, Any]:
+def counted(missed: Sequence[Missed]) -> Add | Unset:
     """The message's `missed_count` raised by the occurrences `missed` stands for."""
     total = sum(r.count for r in missed)
-    return MessageWrite(missed_count=Add(total) if total else UNSET).to_document()
+    return Add(total) if total else UNSET
 
 
-def create_all(batch: firestore.WriteBatch, records: Iterable[Record]) -> None:
+def create_all(batch: firestore.WriteBatch, records: Iterable[Missed]) -> None:
     for record in records:
         batch.create(record.ref, record.fields)
 
@@ -69,17 +59,17 @@ def skip_missed(
     snap: Snapshot,
     message: Message,
     plan: CatchUp,
-    missed: list[Record],
+    missed: list[Missed],
     now: datetime,
 ) -> Result:
     """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
     and the series moves on to its first occurrence after now (or completes)."""
-    update = settled(message, plan.latest).stamped(now).to_document()
+    update = settled(message, plan.latest).stamped(now)
     for _ in range(2):
         batch = rt.db.batch()
         batch.update(
             snap.reference,
-            update | counted(missed),
+            replace(update, missed_count=counted(missed)).to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
         create_all(batch, missed)
@@ -96,7 +86,7 @@ def skip_missed(
     return Result.DUPLICATE
 
 
-def log_missed(message: Message, missed: list[Record]) -> None:
+def log_missed(message: Message, missed: Sequence[Missed]) -> None:
     """One line per claim that recorded missed occurrences (not one per occurrence: a
     minutely series down for a week would flood the log)."""
     if not missed:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
+from google.cloud import firestore
+
 from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.subjects import SubjectWrite
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from processor.history_search import HistoryBudget
 
 S = TypeVar("S")
+Doc = dict[str, Any]  # a stored document's fields, as read
+S_co = TypeVar("S_co", covariant=True)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,24 @@ class OutcomeLine(NamedTuple):
     fields: dict[str, Any]
 
 
+# The operator's settle actions (processor.settle).
+MARK_DELIVERED = "mark_delivered"
+RELEASE = "release"
+
+
+@dataclass(frozen=True)
+class Settle:
+    """An operator's settle action on a ledger entry (processor.settle): `mark_delivered`,
+    with the Slack `ts` a person saw, or `release`; who decided it, why, and when."""
+
+    name: str
+    delivery_id: str
+    reason: str
+    by: str
+    at: datetime
+    ts: str | None = None
+
+
 class Leased(NamedTuple):
     """What an expired lease names: the occurrence whose send reconciliation settles."""
 
@@ -88,6 +110,68 @@ class LeaseUnreadable(Exception):
         self.detail = detail
 
 
+@dataclass(frozen=True)
+class Missed:
+    """A ledger entry a claim creates in its own batch: occurrences that will never be sent,
+    recorded `skipped`. A second worker's identical record fails its batch rather than
+    doubling it."""
+
+    ref: firestore.DocumentReference
+    fields: dict[str, Any]
+    count: int = 1  # the occurrences it stands for
+
+
+class ClaimPlan(Protocol[S_co]):
+    """What a kind's claim of one due document writes (Kind.plan); processor.claim commits
+    it."""
+
+    @property
+    def occurrence_at(self) -> datetime: ...
+
+    @property
+    def ledger_ref(self) -> firestore.DocumentReference: ...
+
+    @property
+    def missed(self) -> Sequence[Missed]: ...
+
+    def new_entry(self) -> dict[str, Any]:
+        """The ledger entry's fields that name the occurrence, as first written."""
+        ...
+
+    def claim_fields(self) -> LedgerWrite:
+        """What the kind adds to the ledger entry on every claim of it (whose turn, say)."""
+        ...
+
+    def claimed(
+        self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
+    ) -> SubjectWrite:
+        """The subject's update on a claim: its lease, and `missed` counted."""
+        ...
+
+    def repaired(
+        self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
+    ) -> SubjectWrite:
+        """The subject's update that brings it in line with its ledger `entry`, which settled
+        (or holds) the occurrence already: nothing is sent; `missed` counted."""
+        ...
+
+    def subject(self, entry: dict[str, Any] | None) -> S_co:
+        """The claimed subject; `entry`: the ledger entry claimed again (None: a new one)."""
+        ...
+
+    def alongside(self, batch: firestore.WriteBatch) -> None:
+        """Other writes the claim makes in its batch, each under its own precondition."""
+        ...
+
+    def log(self, missed: Sequence[Missed]) -> None:
+        """The lines a landed claim (or repair) owes: what it recorded as missed."""
+        ...
+
+    def log_fields(self) -> dict[str, Any]:
+        """The fields naming the occurrence in a line about it."""
+        ...
+
+
 class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
     (messages.kind), the rotation days' (rotations.kind)."""
@@ -104,9 +188,9 @@ class Kind(Protocol[S]):
         in a dry run its `previews`."""
         ...
 
-    def claim(self, rt: Runtime, snap: Any, slots: tuple[Any, ...]) -> Claim[S] | Result:
-        """Claim the occurrence a due document (as just read) is due for, with the channel's
-        pacing `slots` in the same batch; a Result when nothing was claimed."""
+    def plan(self, rt: Runtime, snap: Any) -> ClaimPlan[S] | Result:
+        """The claim of the occurrence a due document (as just read) is due for; a Result
+        when there is none to claim (the document settled here, or not due after all)."""
         ...
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:
@@ -141,6 +225,12 @@ class Kind(Protocol[S]):
     def unconfirmed_writes(self, claim: Claim[S], error: StoredError) -> Writes:
         """What parking the claim `unconfirmed` writes (its outcome cannot be verified and
         policy forbids sending again)."""
+        ...
+
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        """What an operator's `action` on the ledger `entry` writes, `subject` being the
+        stored subject; processor.settle.SettleRefused when the kind's rules forbid it (the
+        entry is not the subject's current occurrence, its lease is live...)."""
         ...
 
     def still_leased(self, claim: Claim[S], subject: dict[str, Any]) -> bool:

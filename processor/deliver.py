@@ -17,6 +17,7 @@ from core.slack import Outcome, PostResult
 from core.store import Snapshot
 from processor.abc import Claim, Kind
 from processor.channel_slots import Slot
+from processor.claim import claim_occurrence
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
@@ -28,7 +29,7 @@ def deliver_one(
 ) -> tuple[Result, Claim[Any] | None]:
     """One due document of `kind`, end to end: what happened, and this worker's claim if it
     made one (with `slots`, the claim took the channel's pacing slots too)."""
-    claim = kind.claim(rt, snap, slots)
+    claim = claim_occurrence(rt, kind, snap, slots)
     if not isinstance(claim, Claim):
         return claim, None
     post = send(rt, claim)  # pragma: SYNCPOINT claimed
@@ -55,7 +56,7 @@ def claim_and_send(
     """The first half of `deliver_one`, for a pass that records many sends at once
     (`record_sends`); a Result when nothing was claimed. With `slots`, the claim takes the
     channel's pacing slots too."""
-    claim = kind.claim(rt, snap, slots)
+    claim = claim_occurrence(rt, kind, snap, slots)
     if not isinstance(claim, Claim):
         return claim
     post = send(rt, claim)

@@ -31,16 +31,5 @@ def day_entry(rotation: Rotation, day: date, worker_id: str, write: LedgerWrite)
     return new_entry(identity, worker_id, write)
 
 
-# The claim modules' spelling, until their rewrite passes a LedgerWrite.
-def new_ledger_entry(
-    message: Message, occurrence: datetime, worker_id: str, **fields: Any
-) -> dict[str, Any]:
-    return message_entry(message, occurrence, worker_id, LedgerWrite(**fields))
-
-
-def new_day_entry(rotation: Rotation, day: date, worker_id: str, **fields: Any) -> dict[str, Any]:
-    return day_entry(rotation, day, worker_id, LedgerWrite(**fields))
-
-
 def existing_ids(rt: Runtime, refs: list[firestore.DocumentReference]) -> set[str]:
     return {doc.id for doc in rt.db.get_all(refs) if doc.exists}

@@ -43,12 +43,21 @@ from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import ROTATIONS, Snapshot, expired_rotation_leases
 from formatting.slack_text import SlackMessage
-from processor.abc import Claim, Leased, LeaseUnreadable, OutcomeLine, Writes
-from processor.channel_slots import Slot
+from processor.abc import (
+    Claim,
+    ClaimPlan,
+    Doc,
+    Leased,
+    LeaseUnreadable,
+    OutcomeLine,
+    Settle,
+    Writes,
+)
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
 from rotations.render import render_turn
+from rotations.settle import rotation_settle_writes
 
 
 @dataclass(frozen=True)
@@ -88,12 +97,10 @@ class RotationDayKind:
             return {"previews": tick.preview_rotations(rt)}
         return tick.run_rotations(rt, history)
 
-    def claim(
-        self, rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...]
-    ) -> Claim[DayTurn] | Result:
-        from rotations.claim import claim_day  # it builds the claims of this kind
+    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[DayTurn] | Result:
+        from rotations.claim import plan_day  # it plans the claims of this kind
 
-        return claim_day(rt, snap, slots)
+        return plan_day(rt, snap)
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_rotation_leases(db, now, limit)
@@ -133,6 +140,9 @@ class RotationDayKind:
         rotation = RotationWrite(lease=DELETE, last_error=error)
         ledger = LedgerWrite(status=LedgerStatus.UNCONFIRMED, error=error)
         return Writes(rotation, ledger, Result.UNCONFIRMED)
+
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        return rotation_settle_writes(rt, action, entry, subject)
 
     def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
         lease = subject.get(LEASE) or {}

@@ -12,6 +12,7 @@ for that day, an alert. No day stays `released` once its rotation has moved past
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -27,18 +28,17 @@ from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
+from processor.abc import Missed
 from processor.escalate import escalate
 from processor.ledger_entries import day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
-DAY_ENDED = LedgerReason.DAY_ENDED  # until rotations/operator.py imports LedgerReason
 
 
 @dataclass(frozen=True)
 class MissedDays:
-    refs: list[firestore.DocumentReference]
-    fields: list[dict[str, Any]]
+    records: list[Missed]  # the entries to create, the most recent MAX_RECORDED days
     total: int  # missed turn days, recorded or not
     ended: list[Snapshot] = field(default_factory=list)  # past days still `released`
     now: datetime | None = None
@@ -54,11 +54,14 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
         for day in recent
     ]
     found = {snap.id: snap for snap in rt.db.get_all(refs) if snap.exists} if refs else {}
-    kept = [(ref, day) for ref, day in zip(refs, recent, strict=True) if ref.id not in found]
     skipped = LedgerWrite(status=LedgerStatus.SKIPPED, reason=LedgerReason.MISSED, skipped_at=now)
-    fields = [day_entry(rotation, day, rt.worker_id, skipped) for _, day in kept]
+    records = [
+        Missed(ref, day_entry(rotation, day, rt.worker_id, skipped))
+        for ref, day in zip(refs, recent, strict=True)
+        if ref.id not in found
+    ]
     ended = _released_before(rt, rotation, today)
-    return MissedDays([ref for ref, _ in kept], fields, len(days), ended, now)
+    return MissedDays(records, len(days), ended, now)
 
 
 def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snapshot]:
@@ -78,8 +81,15 @@ def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snaps
 
 
 def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
-    for ref, fields in zip(missed.refs, missed.fields, strict=True):
-        batch.create(ref, fields)
+    """The missed days recorded and the past released days closed, in `batch`."""
+    for record in missed.records:
+        batch.create(record.ref, record.fields)
+    close_ended(batch, missed)
+
+
+def close_ended(batch: firestore.WriteBatch, missed: MissedDays) -> None:
+    """The rotation's past days still `released` closed `skipped` (`day_ended`), each under
+    its own precondition."""
     for snap in missed.ended:
         escalated = (snap.to_dict() or {}).get(LedgerField.ESCALATED_AT) is not None
         ended = LedgerWrite(
@@ -95,19 +105,26 @@ def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
         )
 
 
-def log_missed_days(rt: Runtime, rotation: Rotation, missed: MissedDays) -> None:
+def log_missed_days(
+    rt: Runtime,
+    rotation: Rotation,
+    missed: MissedDays,
+    recorded: Sequence[Missed] | None = None,
+) -> None:
     """One line per claim that recorded missed days (not one per day), and one per day
-    closed unposted (escalated the first time for that day)."""
+    closed unposted (escalated the first time for that day). `recorded`: the records the
+    claim created, when fewer than planned (some existed already)."""
     for snap in missed.ended:
         _report_ended(rt, rotation, snap)
-    if not missed.refs:
+    records = missed.records if recorded is None else recorded
+    if not records:
         return
     logs.warning(
         "rotation days missed: recorded as skipped, never posted",
         rotation_id=rotation.id,
         missed_count=missed.total,
-        recorded=len(missed.refs),
-        first_missed_date=missed.fields[0][LedgerField.OCCURRENCE_DATE] if missed.fields else None,
+        recorded=len(records),
+        first_missed_date=records[0].fields[LedgerField.OCCURRENCE_DATE],
         status=LedgerStatus.SKIPPED,
         error_code=LedgerReason.MISSED,
         channel=rotation.channel,

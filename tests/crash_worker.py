@@ -17,16 +17,13 @@ import time
 from datetime import datetime
 from typing import Any
 
-import messages.claim as message_claim
 import processor.deliver as deliver
 import processor.finalize as finalize
-import rotations.claim as day_claim
 from core.clock import FixedClock
 from core.runtime import runtime_for
 from core.settings import Settings
-from messages.claim import claim_message
 from processor.abc import Claim
-from rotations.claim import claim_day
+from processor.claim import claim_occurrence
 from targets.kinds import run_pass
 
 
@@ -38,20 +35,13 @@ def install(point: str) -> None:
     if point == "after_claim":
 
         def claim_then_die(*args: Any) -> Any:
-            result = claim_message(*args)
+            result = claim_occurrence(*args)
             if isinstance(result, Claim):
                 die()
             return result
 
-        def claim_day_then_die(*args: Any) -> Any:
-            result = claim_day(*args)
-            if isinstance(result, Claim):
-                die()
-            return result
-
-        # Rebind the names the deliveries call; the rest of the pass is untouched.
-        setattr(message_claim, "claim_message", claim_then_die)  # noqa: B010
-        setattr(day_claim, "claim_day", claim_day_then_die)  # noqa: B010
+        # Rebind the name the deliveries call; the rest of the pass is untouched.
+        setattr(deliver, "claim_occurrence", claim_then_die)  # noqa: B010
     elif point == "after_post":
         # Slack has recorded the post; the outcome is never written.
         setattr(deliver, "finalize", lambda *args: die())  # noqa: B010

@@ -18,9 +18,10 @@ from typing import Any
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from formatting.slack_text import to_slack
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
 from tests.conftest import T0, call, make_runtime, message, seed_message
@@ -64,7 +65,7 @@ def test_an_edit_racing_a_claim_lands_first_or_is_409_in_every_interleaving(
 
     def claim_and_send() -> None:
         snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
-        claim = claim_message(rt, snap)  # pragma: SYNCPOINT edit
+        claim = claim_occurrence(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT edit
         if isinstance(claim, Claim):
             post = send(rt, claim)  # pragma: SYNCPOINT edit
             finalize(rt, claim, post)
@@ -104,7 +105,7 @@ def test_a_cancel_racing_a_claim_either_stops_the_send_or_is_409(
 
     def claim_and_send() -> None:
         snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
-        claim = claim_message(rt, snap)  # pragma: SYNCPOINT edit
+        claim = claim_occurrence(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT edit
         if isinstance(claim, Claim):
             post = send(rt, claim)  # pragma: SYNCPOINT edit
             finalize(rt, claim, post)

@@ -19,12 +19,12 @@ from core.models import message_delivery_id, rotation_delivery_id
 from core.store import CHANNEL_PACING, MESSAGES, ChannelRange
 from core.store import due_messages as real_due
 from messages import kind as message_kind
-from messages.claim import claim_message
 from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor import tick
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
+from processor.claim import claim_occurrence
 from processor.deliver import Sent, claim_and_send, record_sends
 from processor.deliver_page import CHECKS, PROBES
 from processor.lanes import lanes
@@ -86,9 +86,12 @@ def test_a_claim_behind_another_workers_slot_fails_whole(settings, db, slack, cl
     # Neither worker knows of a post to the channel this minute: both claim as its first.
     seen_by_first, seen_by_second = ChannelSlots(first), ChannelSlots(second)
     first_slots = seen_by_first.for_claim(CHANNEL, clock.now(), more=False)
-    won = claim_message(first, db.collection(MESSAGES).document(m1).get(), first_slots)
-    lost = claim_message(
+    won = claim_occurrence(
+        first, MESSAGE_KIND, db.collection(MESSAGES).document(m1).get(), first_slots
+    )
+    lost = claim_occurrence(
         second,
+        MESSAGE_KIND,
         db.collection(MESSAGES).document(m2).get(),
         seen_by_second.for_claim(CHANNEL, clock.now(), more=False),
     )
@@ -101,15 +104,17 @@ def test_a_claim_behind_another_workers_slot_fails_whole(settings, db, slack, cl
     seen_by_first.claimed(first_slots, won.slot_versions, clock.now())
     seen_by_second.read([CHANNEL], clock.now())  # sees worker-a's slot
     clock.advance(timedelta(seconds=5))
-    again = claim_message(
+    again = claim_occurrence(
         first,
+        MESSAGE_KIND,
         db.collection(MESSAGES).document(m2).get(),
         seen_by_first.for_claim(CHANNEL, clock.now(), more=False),
     )
     assert isinstance(again, Claim)  # worker-a posts in the channel again: the slot moves on
     m3 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
-    behind = claim_message(
+    behind = claim_occurrence(
         second,
+        MESSAGE_KIND,
         db.collection(MESSAGES).document(m3).get(),
         seen_by_second.for_claim(CHANNEL, clock.now(), more=False),
     )

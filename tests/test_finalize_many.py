@@ -6,8 +6,9 @@ from __future__ import annotations
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import Sent, record_sends
 from processor.finalize import finalize_many
 from processor.outcome import Result
@@ -18,7 +19,7 @@ def claimed(rt, db, n):
     claims = []
     for k in range(n):
         mid = seed_message(db, channel=f"C{k:04d}FIN")
-        claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+        claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
         assert isinstance(claim, Claim)
         claims.append(claim)
     return claims

@@ -13,11 +13,12 @@ from google.cloud import firestore
 
 from core.store import MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.fail_held import FailHeldRefused, fail_held
-from rotations.claim import claim_day
+from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from targets.operator import main
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
@@ -46,13 +47,18 @@ def alerts(slack: Any) -> list[str]:
 def claimed_message(rt: Any, db: Any, **fields: Any) -> str:
     """A message claimed by a worker that then died before posting."""
     mid = seed_message(db, **fields)
-    assert isinstance(claim_message(rt, db.collection(MESSAGES).document(mid).get()), Claim)
+    assert isinstance(
+        claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get()), Claim
+    )
     return mid
 
 
 def test_a_rotation_lease_repaired_from_its_ledger_is_reconciled_and_posted_once(rt, db, slack):
     seed_rotation(db)
-    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), Claim)
+    assert isinstance(
+        claim_occurrence(rt, ROTATION_DAY_KIND, db.collection(ROTATIONS).document("standup").get()),
+        Claim,
+    )
     # The worker died before posting, and the rotation was then written back as it was
     # before the claim (a restore, another service): it says Monday is open, the ledger
     # holds Monday claimed. The claim repairs the rotation from the ledger.
@@ -150,7 +156,10 @@ def test_a_rotation_day_whose_ledger_disagrees_is_held_alerted_and_failed_by_han
 ):
     rt = alerting(settings, db, clock)
     seed_rotation(db)
-    assert isinstance(claim_day(rt, db.collection(ROTATIONS).document("standup").get()), Claim)
+    assert isinstance(
+        claim_occurrence(rt, ROTATION_DAY_KIND, db.collection(ROTATIONS).document("standup").get()),
+        Claim,
+    )
     db.collection("deliveries").document(f"r:standup:{MONDAY}").update({"status": "released"})
     past_lease(rt)
 

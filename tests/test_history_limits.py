@@ -22,8 +22,9 @@ from core.models import message_delivery_id
 from core.slack import Outcome
 from core.store import MESSAGES
 from emulator.slack_standin import Fault, SlackStandIn
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.outcome import Result
@@ -196,7 +197,7 @@ def test_one_busy_channel_does_not_spend_the_history_calls_of_the_others(
 def test_a_post_stamped_by_a_skewed_slack_clock_is_still_found(rt, db, slack, skew, post_delay):
     slack.set_skew(skew)  # Slack's clock this far from ours
     mid = seed_message(db, channel=QUIET)
-    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
     rt.clock.advance(post_delay)
     slack.inject(Fault(kind="drop_after_receipt", channel=QUIET, times=1))
@@ -233,7 +234,7 @@ def test_another_apps_message_with_our_delivery_id_is_not_proof(rt, db, slack):
 
 def test_a_post_not_started_by_its_deadline_is_released_unsent(rt, db, slack):
     mid = seed_message(db)
-    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
     rt.clock.advance(timedelta(seconds=61))  # the worker stalled after its claim
 

@@ -11,12 +11,14 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
-from targets.operator import OperatorError, main, mark_delivered, release
+from processor.settle import SettleRefused
+from targets.operator import main, mark_delivered, release
 from tests.conftest import T0, call, ledger, message, seed_message
 
 
@@ -82,14 +84,14 @@ def test_release_resends_a_failed_occurrence_through_the_same_ledger_entry(rt, d
 
 def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
     mid = seed_message(db)
-    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
 
-    with pytest.raises(OperatorError, match="live lease"):
+    with pytest.raises(SettleRefused, match="live lease"):
         release(rt, claim.delivery_id, "impatient", "ana")
-    with pytest.raises(OperatorError, match="reason"):
+    with pytest.raises(SettleRefused, match="reason"):
         release(rt, claim.delivery_id, " ", "ana")
-    with pytest.raises(OperatorError, match="no delivery"):
+    with pytest.raises(SettleRefused, match="no delivery"):
         release(rt, "m:nope:20270104T090000Z", "typo", "ana")
     assert message(db, mid)["status"] == "sending"
 
@@ -108,7 +110,7 @@ def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight
     assert (message(db, mid)["status"], ledger(db)[old]["status"]) == ("failed", "failed")
     assert call(api, "PUT", f"/messages/{mid}", {"text": "Stand-up (fixed channel)"})[0] == 200
     rt.clock.advance(timedelta(days=1))
-    newer = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    newer = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(newer, Claim) and newer.delivery_id == message_delivery_id(
         mid, T0 + timedelta(days=1)
     )
@@ -194,7 +196,7 @@ def seed_state(rt, db, entry_status, message_status, on):
     ref = db.collection(MESSAGES).document(mid)
     current = OLD if on == "old" else NEW
     if message_status == "sending" and on == "new":
-        claim = claim_message(rt, ref.get())
+        claim = claim_occurrence(rt, MESSAGE_KIND, ref.get())
         assert isinstance(claim, Claim)
         return mid, claim
     fields = {"status": message_status, "next_run_at": current}
@@ -255,7 +257,7 @@ def test_no_operator_action_posts_twice_or_leaves_an_entry_stuck(
 
 def test_a_lease_held_for_a_person_is_settled_not_refused_as_live(rt, db, slack):
     mid = seed_message(db)
-    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
     # The ledger says unconfirmed while the message still holds the lease: reconciliation
     # cannot settle that, and holds the lease (its expiry pushed ahead) for a person.

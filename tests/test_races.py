@@ -12,9 +12,9 @@ from typing import Any
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
-from messages.claim import claim_message
 from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import deliver_one
 from processor.finalize import finalize
 from processor.outcome import Result
@@ -70,7 +70,7 @@ def test_a_worker_whose_lease_was_taken_over_cannot_overwrite_newer_state(
 ):
     mid = seed_message(db)
     late = make_runtime(settings, db, clock, "worker-late")
-    claim = claim_message(late, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(late, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
     # The lease expired and a reconciler handed the occurrence to another worker.
     clock.advance(timedelta(seconds=settings.lease_seconds + 1))
@@ -109,7 +109,7 @@ def test_a_late_finalize_racing_reconciliation_settles_once_in_every_interleavin
     def setup_round() -> None:
         clock.set(T0)
         mid = seed_message(db)
-        claim = claim_message(late, db.collection(MESSAGES).document(mid).get())
+        claim = claim_occurrence(late, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
         assert isinstance(claim, Claim)
         state["claim"] = claim
         state["post"] = late.slack.post("C0123ABCD", "hi", claim.delivery_id)

@@ -13,9 +13,10 @@ from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
-from messages.claim import claim_message
+from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import backoff
@@ -77,7 +78,7 @@ def test_an_ambiguous_send_that_never_reached_slack_is_released_and_sent_once(rt
 
 def test_a_worker_that_died_after_its_claim_is_recovered(rt, db, slack):
     mid = seed_message(db)
-    claim = claim_message(rt, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)  # ...and the worker dies here, before posting
     past_lease(rt)
 
@@ -176,7 +177,7 @@ def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, sla
 def test_a_late_worker_cannot_overwrite_what_reconciliation_settled(rt, db, slack, settings):
     mid = seed_message(db)
     late = make_runtime(settings, db, rt.clock, "worker-late")
-    claim = claim_message(late, db.collection(MESSAGES).document(mid).get())
+    claim = claim_occurrence(late, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
     assert isinstance(claim, Claim)
     post = late.slack.post("C0123ABCD", "hi", claim.delivery_id)  # then it stalls
     past_lease(rt)

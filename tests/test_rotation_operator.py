@@ -12,10 +12,11 @@ import pytest
 from core.store import ROTATIONS
 from emulator.slack_standin import Fault
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
-from rotations.claim import claim_day
-from rotations.operator import DayActionRefused
+from processor.settle import SettleRefused
+from rotations.kind import ROTATION_DAY_KIND
 from rotations.tick import run_rotations
 from targets.kinds import run_pass
 from targets.operator import main, mark_delivered, release
@@ -92,12 +93,14 @@ def test_release_gives_the_member_their_turn_back_the_same_day(rt, db, slack):
 
 def test_failed_days_live_leases_and_missing_reasons_are_refused(rt, db, slack, capsys):
     seed_rotation(db)
-    claim = claim_day(rt, db.collection(ROTATIONS).document("standup").get())
+    claim = claim_occurrence(
+        rt, ROTATION_DAY_KIND, db.collection(ROTATIONS).document("standup").get()
+    )
     assert isinstance(claim, Claim)
 
-    with pytest.raises(DayActionRefused, match="live lease"):
+    with pytest.raises(SettleRefused, match="live lease"):
         release(rt, DAY, "impatient", "ana")
-    with pytest.raises(DayActionRefused, match="reason"):
+    with pytest.raises(SettleRefused, match="reason"):
         release(rt, DAY, " ", "ana")
 
     seed_rotation(db, "broken")
@@ -227,7 +230,9 @@ def seed_day_state(rt, db, entry_status, state, status):
         rt.clock.set(TUESDAY_DUE + timedelta(minutes=1))
     seed_rotation(db, **fields)
     ref = db.collection(ROTATIONS).document("standup")
-    claim = claim_day(rt, ref.get()) if state == "next_in_flight" else None
+    claim = (
+        claim_occurrence(rt, ROTATION_DAY_KIND, ref.get()) if state == "next_in_flight" else None
+    )
     assert claim is None or isinstance(claim, Claim)
     ref.update({"status": status})
     return claim

@@ -15,9 +15,10 @@ from core.models import rotation_delivery_id
 from core.store import ROTATIONS
 from emulator.slack_standin import Fault
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.outcome import Result
 from rotations import kind as rotation_kind
-from rotations.claim import claim_day
+from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from tests.conftest import ledger, make_runtime
 
@@ -103,9 +104,13 @@ def test_a_second_processor_sees_the_claim_and_skips(rt, db, slack, settings, cl
     other = make_runtime(settings, db, clock, "worker-b")
     snap = db.collection(ROTATIONS).document("standup").get()
 
-    first = claim_day(rt, snap)
-    second = claim_day(other, snap)  # read the same version before the claim landed
-    fresh = claim_day(other, db.collection(ROTATIONS).document("standup").get())
+    first = claim_occurrence(rt, ROTATION_DAY_KIND, snap)
+    second = claim_occurrence(
+        other, ROTATION_DAY_KIND, snap
+    )  # read the same version before the claim landed
+    fresh = claim_occurrence(
+        other, ROTATION_DAY_KIND, db.collection(ROTATIONS).document("standup").get()
+    )
 
     assert isinstance(first, Claim)
     assert (second, fresh) == (Result.DUPLICATE, Result.SKIPPED)

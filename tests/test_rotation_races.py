@@ -14,11 +14,11 @@ from core.models import rotation_delivery_id
 from core.slack import Outcome
 from core.store import ROTATIONS
 from processor.abc import Claim
+from processor.claim import claim_occurrence
 from processor.deliver import deliver_one, send
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
-from rotations.claim import claim_day
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from rotations.tick import run_rotations
@@ -83,7 +83,9 @@ def test_a_late_finalize_racing_day_reconciliation_settles_once_in_every_interle
     def setup_round() -> None:
         clock.set(T0)
         rid = seed_rotation(db, f"late{len(settled)}")
-        claim = claim_day(late, db.collection(ROTATIONS).document(rid).get())
+        claim = claim_occurrence(
+            late, ROTATION_DAY_KIND, db.collection(ROTATIONS).document(rid).get()
+        )
         assert isinstance(claim, Claim)
         state["claim"] = claim
         state["post"] = send(late, claim)  # Slack has it; the worker then stalls
@@ -115,7 +117,7 @@ def test_a_late_finalize_racing_day_reconciliation_settles_once_in_every_interle
 def test_a_late_worker_cannot_overwrite_a_day_the_reconciler_settled(settings, db, slack, clock):
     late = make_runtime(settings, db, clock, "worker-late")
     rid = seed_rotation(db)
-    claim = claim_day(late, db.collection(ROTATIONS).document(rid).get())
+    claim = claim_occurrence(late, ROTATION_DAY_KIND, db.collection(ROTATIONS).document(rid).get())
     assert isinstance(claim, Claim)
     post = send(late, claim)
     clock.advance(timedelta(seconds=settings.lease_seconds + 1))
@@ -151,7 +153,7 @@ def test_an_edit_racing_a_day_claim_lands_first_or_is_409_in_every_interleaving(
 
     def claim_and_post() -> None:
         snap = db.collection(ROTATIONS).document(rounds.rotation_for_this_round()).get()
-        claim = claim_day(rt, snap)  # pragma: SYNCPOINT edit
+        claim = claim_occurrence(rt, ROTATION_DAY_KIND, snap)  # pragma: SYNCPOINT edit
         if isinstance(claim, Claim):
             post = send(rt, claim)  # pragma: SYNCPOINT edit
             finalize(rt, claim, post)

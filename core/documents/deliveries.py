@@ -23,9 +23,6 @@ class LedgerStatus(enum.StrEnum):
     UNCONFIRMED = "unconfirmed"
     RELEASED = "released"
 
-    # Until messages/claim.py and rotations/claim.py use the module's RECLAIMABLE.
-    RECLAIMABLE = enum.nonmember(("released", "failed"))
-
 
 # An entry in one of these may be claimed again (the same entry, attempts + 1).
 RECLAIMABLE = (LedgerStatus.RELEASED, LedgerStatus.FAILED)

@@ -26,9 +26,6 @@ class Status(enum.StrEnum):
     UNCONFIRMED = "unconfirmed"
     SKIPPED = "skipped"  # a one-off that a person's gate held back
 
-    # Until messages/claim.py and targets/operator.py use the module's WAITING.
-    WAITING = enum.nonmember(("pending", "recurring"))
-
 
 # A message in one of these waits for its `next_run_at`.
 WAITING = (Status.PENDING, Status.RECURRING)
@@ -50,7 +47,7 @@ class MessageField(enum.StrEnum):
     MISFIRE_GRACE_SECONDS = "misfire_grace_seconds"
     ALLOW_BROADCAST = "allow_broadcast"
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
-    STATUS = "status"
+    STATUS = SubjectField.STATUS.value
     NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
     OCCURRENCE_AT = "occurrence_at"  # a released occurrence's identity, kept for its retry
     ANCHOR = "anchor"  # where a series' rule restarts (core.anchor)

@@ -30,9 +30,10 @@ class RotationField(enum.StrEnum):
     SKIPS = "skips"
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     LAST_PROCESSED_DATE = "last_processed_date"
-    STATUS = "status"
+    STATUS = SubjectField.STATUS.value
     NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
     LEASE = SubjectField.LEASE.value
+    ATTEMPTS = "attempts"  # tries of the claimed day
     ROLLBACK = "rollback"  # while a day is claimed: what giving it back restores
     LAST_ERROR = SubjectField.LAST_ERROR.value
     LAST_MEMBER = "last_member"
@@ -79,8 +80,9 @@ class RotationWrite(SubjectWrite):
     last_processed_date: str | Unset | None = UNSET
     cursor: Any = UNSET
     members: Any = UNSET
+    attempts: int | Unset = UNSET
     rollback: Rollback | Delete | Unset = UNSET
-    last_member: str | Unset = UNSET
+    last_member: str | Unset | None = UNSET
     last_sent_at: datetime | Unset = UNSET
     last_slack_ts: str | Unset | None = UNSET
     sent_count: Add | Unset = UNSET

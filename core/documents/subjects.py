@@ -16,6 +16,7 @@ from core.documents.write import INCREMENT, UNSET, Add, Delete, Unset, Write
 
 
 class SubjectField(enum.StrEnum):
+    STATUS = "status"  # the collection's own status enum
     NEXT_RUN_AT = "next_run_at"  # when the due query finds it
     LEASE = LEASE
     LAST_ERROR = "last_error"
@@ -29,6 +30,7 @@ class SubjectWrite(Write):
     """Some of a subject's fields; every write of a subject is `stamped`: when, and a
     `version` one higher."""
 
+    status: enum.StrEnum | Unset = UNSET  # narrowed to its enum by each collection's write
     next_run_at: datetime | Unset | None = UNSET  # None: a rotation with no turn day ahead
     lease: Lease | LeasePatch | Delete | Unset = UNSET
     last_error: StoredError | Delete | Unset = UNSET

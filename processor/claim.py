@@ -1,0 +1,219 @@
+"""Claiming one occurrence, whatever its kind: after a claim exactly one worker owns its send.
+
+A kind reads a due document and plans its claim (`Kind.plan`); this module commits the plan
+in one atomic batch holding (1) the subject's update with a `last_update_time`
+precondition equal to the version read, and (2) the `create()` of the occurrence's ledger
+document, whose id is derived from (subject, occurrence); with the channel's pacing slots
+(processor.channel_slots) and the missed occurrences' entries in the same batch. Either all
+land or none does. A second worker fails the precondition (the subject changed) or the
+create (the occurrence was claimed before), without waiting on a lock: contention costs one
+failed RPC, not a wait. (The core issue measured a read-modify-write transaction with four
+workers on the same documents at 146 s for 100 messages on this machine's emulator, and this
+commit at 0.7 s.)
+
+A ledger entry that already exists is the truth about its occurrence: a released or failed
+one is claimed again through the same document (attempts + 1); any other is never sent
+again, and the subject is repaired from it (`ClaimPlan.repaired`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition
+from google.cloud import firestore
+
+from core import logs
+from core.documents.deliveries import RECLAIMABLE, LedgerField, LedgerStatus, LedgerWrite
+from core.documents.subjects import SubjectWrite
+from core.documents.write import DELETE
+from core.runtime import Runtime
+from core.store import Snapshot
+from processor.abc import Claim, ClaimPlan, Kind, Missed
+from processor.channel_slots import Slot, slot_versions, take_slots
+from processor.history_search import post_deadline
+from processor.ledger_entries import existing_ids
+from processor.outcome import Result
+
+
+def claim_occurrence(
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
+) -> Claim[Any] | Result:
+    """Claim the occurrence `snap` (a due document of `kind`, as just read) is due for; with
+    `slots`, take the channel's pacing slots in the same batch. A Result when nothing was
+    claimed."""
+    plan = kind.plan(rt, snap)
+    if isinstance(plan, Result):
+        return plan
+    return commit_claim(rt, kind, snap, plan, slots)
+
+
+def commit_claim(
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, plan: ClaimPlan[Any], slots: tuple[Slot, ...]
+) -> Claim[Any] | Result:
+    now = rt.clock.now()
+    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
+    missed = list(plan.missed)
+    # A second try only after dropping missed records that exist already (see below).
+    for _ in range(2):
+        batch = rt.db.batch()
+        _update_subject(rt, batch, snap, plan.claimed(rt.worker_id, expires_at, 1, missed), now)
+        batch.create(plan.ledger_ref, plan.new_entry() | _claim_entry(rt, plan, now, expires_at, 1))
+        _alongside(rt, batch, plan, missed, slots, now)
+        try:
+            results = batch.commit()  # pragma: SYNCPOINT claim
+        except FailedPrecondition:
+            return Result.DUPLICATE  # another worker (or an edit) changed it since our read
+        except AlreadyExists:
+            # Our subject precondition held, so no worker recorded these in a claim of this
+            # version: an existing entry is older history, and it stays as it is.
+            existing = existing_ids(rt, [plan.ledger_ref, *(m.ref for m in missed)])
+            left = [m for m in missed if m.ref.id not in existing]
+            if plan.ledger_ref.id in existing:
+                return _claim_existing(rt, kind, snap, plan, left, slots, expires_at)
+            if len(left) == len(missed):
+                return Result.DUPLICATE  # the channel's slot: another worker took it
+            missed = left
+            continue
+        plan.log(missed)
+        return _claimed(rt, kind, snap, plan, None, 1, results, slots, now)
+    return Result.DUPLICATE
+
+
+def _claim_existing(
+    rt: Runtime,
+    kind: Kind[Any],
+    snap: Snapshot,
+    plan: ClaimPlan[Any],
+    missed: list[Missed],
+    slots: tuple[Slot, ...],
+    expires_at: datetime,
+) -> Claim[Any] | Result:
+    """The occurrence has a ledger entry already: a released or failed one is claimed again
+    through it; any other is the truth about the occurrence, and the subject is repaired."""
+    now = rt.clock.now()
+    ledger = plan.ledger_ref.get()
+    entry = ledger.to_dict() or {}
+    if entry.get(LedgerField.STATUS) not in RECLAIMABLE:
+        return repair_from_ledger(rt, kind, snap, plan, entry, missed)
+    attempts = int(entry.get(LedgerField.ATTEMPTS) or 0) + 1
+    batch = rt.db.batch()
+    _update_subject(rt, batch, snap, plan.claimed(rt.worker_id, expires_at, attempts, missed), now)
+    batch.update(
+        plan.ledger_ref,
+        # A new attempt, a new window for the history search.
+        _claim_entry(rt, plan, now, expires_at, attempts)
+        | LedgerWrite(search=DELETE).to_document(),
+        option=rt.db.write_option(last_update_time=ledger.update_time),
+    )
+    _alongside(rt, batch, plan, missed, slots, now)
+    try:
+        results = batch.commit()  # pragma: SYNCPOINT reclaim
+    except (FailedPrecondition, AlreadyExists):
+        return Result.DUPLICATE
+    plan.log(missed)
+    return _claimed(rt, kind, snap, plan, entry, attempts, results, slots, now)
+
+
+def repair_from_ledger(
+    rt: Runtime,
+    kind: Kind[Any],
+    snap: Snapshot,
+    plan: ClaimPlan[Any],
+    entry: dict[str, Any],
+    missed: list[Missed],
+) -> Result:
+    """The subject waits for an occurrence its ledger already settled (or another worker
+    holds): never send it again; bring the subject in line with the ledger instead. The
+    older missed occurrences are recorded all the same."""
+    now = rt.clock.now()
+    batch = rt.db.batch()
+    _update_subject(rt, batch, snap, plan.repaired(entry, now, missed), now)
+    for record in missed:
+        batch.create(record.ref, record.fields)
+    try:
+        batch.commit()
+    except (FailedPrecondition, AlreadyExists):
+        return Result.DUPLICATE
+    plan.log(missed)
+    logs.warning(
+        f"{kind.name} disagreed with its ledger; repaired from the ledger, nothing sent",
+        **{kind.id_field: snap.id},
+        **plan.log_fields(),
+        ledger_status=entry.get(LedgerField.STATUS),
+        status="duplicate",
+    )
+    return Result.DUPLICATE
+
+
+def _update_subject(
+    rt: Runtime,
+    batch: firestore.WriteBatch,
+    snap: Snapshot,
+    update: SubjectWrite,
+    now: datetime,
+) -> None:
+    batch.update(
+        snap.reference,
+        update.stamped(now).to_document(),
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+
+
+def _claim_entry(
+    rt: Runtime, plan: ClaimPlan[Any], now: datetime, expires_at: datetime, attempts: int
+) -> dict[str, Any]:
+    """What every claim writes on its ledger entry."""
+    claim = LedgerWrite(
+        status=LedgerStatus.CLAIMED,
+        claimed_at=now,
+        worker=rt.worker_id,
+        lease_expires_at=expires_at,
+        attempts=attempts,
+        late_seconds=max(0.0, (now - plan.occurrence_at).total_seconds()),
+    )
+    return claim.to_document() | plan.claim_fields().to_document()
+
+
+def _alongside(
+    rt: Runtime,
+    batch: firestore.WriteBatch,
+    plan: ClaimPlan[Any],
+    missed: list[Missed],
+    slots: tuple[Slot, ...],
+    now: datetime,
+) -> None:
+    """The batch's writes after the subject's and the ledger entry's: the pacing slots
+    first (their update times follow the first two), then the missed records."""
+    take_slots(rt.db, batch, slots, rt.worker_id, now)
+    for record in missed:
+        batch.create(record.ref, record.fields)
+    plan.alongside(batch)
+
+
+def _claimed(
+    rt: Runtime,
+    kind: Kind[Any],
+    snap: Snapshot,
+    plan: ClaimPlan[Any],
+    entry: dict[str, Any] | None,
+    attempts: int,
+    results: list[Any],
+    slots: tuple[Slot, ...],
+    now: datetime,
+) -> Claim[Any]:
+    """This worker's claim, fenced on the update times its batch left."""
+    return Claim(
+        kind,
+        plan.subject(entry),
+        snap.id,
+        plan.occurrence_at,
+        plan.ledger_ref.id,
+        attempts,
+        rt.worker_id,
+        results[0].update_time,
+        results[1].update_time,
+        slot_versions(results, slots),
+        post_deadline(rt.settings, now),
+    )
