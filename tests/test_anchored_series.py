@@ -19,7 +19,9 @@ from core.anchor import Anchor
 from core.rules import evaluate
 from core.schedule import catch_up, recurrence_from_fields, to_utc
 from messages.tick import run_tick
-from tests.conftest import T0, call, message, seed_message
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
 
 # A day of a minutely series, plus as much again: more than one search may generate, however
 # old the series (a search starts at most the zone's DST difference before its instant).

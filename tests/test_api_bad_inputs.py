@@ -6,35 +6,19 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import flask
-import functions_framework
 import pytest
 
-from core.store import MESSAGES, ROTATIONS
 from targets.kinds import run_pass
-from tests.conftest import ADMIN_TOKEN, T0, call, ledger, message, seed_message
-from tests.test_api_messages import ONE_OFF, SERIES
-from tests.test_api_rotations import ROTATION
-from tests.test_rotation_processor import rotation, seed_rotation
-
-MAIN_DIR = Path(__file__).resolve().parent.parent
-MAIN = str(MAIN_DIR / "main.py")
-YEAR_1 = datetime(1, 1, 1, tzinfo=UTC)
-YEAR_9999 = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
-
-
-def everything(db: Any) -> dict[str, Any]:
-    """Every document of the collections a request could write, with its update time."""
-    found = {}
-    for name in (MESSAGES, ROTATIONS, "deliveries", "idempotency_keys"):
-        for snap in db.collection(name).stream():
-            found[snap.reference.path] = snap.update_time
-    return found
+from tests.fixtures.api import YEAR_1, YEAR_9999, call, encode_cursor
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.documents import everything
+from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message
+from tests.fixtures.rotations import ROTATION, rotation, seed_rotation
+from tests.fixtures.runtime import ADMIN_TOKEN, ROOT
 
 
 def refused(api: Any, db: Any, method: str, path: str, body: Any, status: int) -> dict[str, Any]:
@@ -105,10 +89,6 @@ def _quote(raw: str) -> str:
     return quote(raw, safe="")
 
 
-def _cursor(data: Any) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-
 @pytest.mark.parametrize(
     "cursor",
     [
@@ -127,7 +107,7 @@ def _cursor(data: Any) -> str:
 def test_a_tampered_cursor_is_422_naming_it(api, db, cursor):
     seed_message(db, "m")
     for path in ("/messages", "/messages/m/deliveries"):
-        answer = refused(api, db, "GET", f"{path}?cursor={_cursor(cursor)}", None, 422)
+        answer = refused(api, db, "GET", f"{path}?cursor={encode_cursor(cursor)}", None, 422)
         assert fields_named(answer) == {"cursor"}
 
 
@@ -161,13 +141,6 @@ def test_instants_near_year_1_or_9999_are_422_naming_the_field(api, db, instant,
     seed_message(db, "m")
     answer = refused(api, db, "PUT", "/messages/m", {field: instant}, 422)
     assert field in fields_named(answer)
-
-
-@pytest.fixture(scope="module")
-def tick_app() -> Iterator[flask.Flask]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("FUNCTION_TARGET", raising=False)
-        yield functions_framework.create_app(target="tick", source=MAIN)
 
 
 def _tick(tick_app: flask.Flask, body: Any) -> tuple[int, dict[str, Any]]:
@@ -385,7 +358,7 @@ def test_a_rotation_with_an_unusable_lease_is_paused_and_can_be_resumed(
 
 
 def test_the_unusable_lease_query_has_its_composite_index():
-    indexes = json.loads((MAIN_DIR / "firestore.indexes.json").read_text())["indexes"]
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
     fields = [
         [(f["fieldPath"], f["order"]) for f in index["fields"]]
         for index in indexes

@@ -12,7 +12,11 @@ import pytest
 from core.store import DELIVERIES
 from formatting.slack_text import to_slack
 from messages.tick import run_tick
-from tests.conftest import ROOT, T0, call, seed_message
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.documents import update_times
+from tests.fixtures.messages import seed_message
+from tests.fixtures.runtime import ROOT
 
 
 def at(minutes: int) -> Any:
@@ -194,17 +198,9 @@ SERIES = {
 }
 
 
-def everything(db) -> dict[str, Any]:
-    return {
-        snap.reference.path: snap.update_time
-        for collection in db.collections()
-        for snap in collection.stream()
-    }
-
-
 def test_preview_shows_slack_text_and_next_occurrences_and_writes_nothing(api, db, clock):
     clock.set(T0 + timedelta(weeks=9))  # 2027-03-08, so the DST Sunday comes up
-    before = everything(db)
+    before = update_times(db)
 
     status, answer = call(api, "POST", "/preview?count=3", SERIES)
 
@@ -219,7 +215,7 @@ def test_preview_shows_slack_text_and_next_occurrences_and_writes_nothing(api, d
         {"utc": "2027-03-21T06:30:00+00:00", "local": "2027-03-21T02:30:00-04:00"},
         {"utc": "2027-03-28T06:30:00+00:00", "local": "2027-03-28T02:30:00-04:00"},
     ]
-    assert everything(db) == before
+    assert update_times(db) == before
 
 
 def test_preview_of_a_one_off_has_its_one_occurrence(api):
@@ -245,7 +241,7 @@ def test_preview_validates_like_a_create(api, db):
 
     assert status == 422
     assert [detail["field"] for detail in answer["details"]] == ["timezone"]
-    assert everything(db) == {}
+    assert update_times(db) == {}
 
 
 # --- indexes ------------------------------------------------------------------------------

@@ -14,21 +14,12 @@ from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
 from messages.tick import run_tick
-from tests.conftest import ADMIN_TOKEN, T0, call, ledger, message, seed_message
+from tests.fixtures.api import call, fields_of
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message, stored_ids
+from tests.fixtures.runtime import ADMIN_TOKEN
 
-ONE_OFF = {
-    "channel": "C0123ABCD",
-    "text": "Deploy at noon",
-    "send_at": "2027-01-04T12:00:00+00:00",
-}
-# Mondays and Wednesdays 09:30 Berlin; T0 is Monday 10:00 Berlin, so the first is Wednesday.
-SERIES = {
-    "channel": "C0123ABCD",
-    "text": "Stand-up",
-    "timezone": "Europe/Berlin",
-    "rrule": "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=30",
-    "dtstart": "2027-01-01T09:30",
-}
 WEDNESDAY = "2027-01-06T08:30:00+00:00"
 
 
@@ -37,15 +28,6 @@ def create(api: Any, body: dict[str, Any] | str, **kwargs: Any) -> dict[str, Any
     assert status == 201, answer
     assert isinstance(answer, dict)
     return answer
-
-
-def stored_ids(db: Any) -> list[str]:
-    return [snap.id for snap in db.collection(MESSAGES).stream()]
-
-
-def fields_of(answer: dict[str, Any]) -> list[str]:
-    assert answer["error"] == "validation_failed", answer
-    return [detail["field"] for detail in answer["details"]]
 
 
 # --- create -------------------------------------------------------------------------------

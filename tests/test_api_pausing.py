@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from messages.tick import run_tick
-from tests.conftest import T0, call, ledger, message, seed_message
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
 
 DAY = timedelta(days=1)
 

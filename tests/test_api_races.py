@@ -24,8 +24,11 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
-from tests.conftest import T0, call, make_runtime, message, seed_message
-from tests.interleave import orchestrate
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 OLD, NEW = "Release train leaves at 10:00", "Release train delayed to 10:30"
 

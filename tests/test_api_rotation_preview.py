@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from core.store import ROTATIONS
-from tests.conftest import call, seed_message
-from tests.test_api_rotations import ROTATION, create
+from tests.fixtures.api import call
+from tests.fixtures.messages import seed_message
+from tests.fixtures.rotations import ROTATION, create
 
 A, B, C = ROTATION["members"]
 

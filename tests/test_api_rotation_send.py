@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from rotations.tick import run_rotations
-from tests.conftest import call
-from tests.test_api_rotations import ROTATION, create
+from tests.fixtures.api import call
+from tests.fixtures.rotations import ROTATION, create
 
 A, B, C = ROTATION["members"]
 

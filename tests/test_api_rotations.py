@@ -9,23 +9,9 @@ from typing import Any
 import pytest
 
 from core.store import DELIVERIES, ROTATIONS, due_rotations
-from tests.conftest import T0, call
-
-ROTATION = {
-    "name": "On-call",
-    "channel": "C0123ABCD",
-    "members": ["U01AAAAAA", "U02BBBBBB", "U03CCCCCC"],
-    "timezone": "Europe/Berlin",
-    "send_time": "09:30",
-    "text": "{member} is on call today",
-}
-
-
-def create(api: Any, body: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-    status, answer = call(api, "POST", "/rotations", body, **kwargs)
-    assert status == 201, answer
-    assert isinstance(answer, dict)
-    return answer
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.rotations import ROTATION, create
 
 
 def stored(db: Any) -> dict[str, dict[str, Any]]:

@@ -18,8 +18,8 @@ from google.oauth2 import id_token
 from core import auth
 from core.auth import AuthConfig, Principal, authenticate
 from core.errors import Unauthorized
-from tests.oidc import AUDIENCE, KID, TRIGGER, CertsServer, mint
-from tests.oidc import DROP as _DROP
+from tests.fixtures.oidc import AUDIENCE, KID, TRIGGER, CertsServer, mint
+from tests.fixtures.oidc import DROP as _DROP
 
 ADMIN = "s3cret-admin-token"
 

@@ -25,30 +25,24 @@ from processor import tick
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.claim import claim_occurrence
-from processor.deliver import Sent, claim_and_send, record_sends
+from processor.deliver import Sent, claim_and_send
 from processor.deliver_page import CHECKS, PROBES
 from processor.lanes import lanes
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
 from targets.kinds import run_pass
-from tests.conftest import ROOT, T0, ledger, make_runtime, message, seed_message
-from tests.test_rotation_processor import seed_rotation
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.pacing import post_holding
+from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.runtime import ROOT, make_runtime
 
 CHANNEL = "C0PACED01"
 
 
 def _slot(db, channel, at):
     return db.collection(CHANNEL_PACING).document(slot_id(channel, at)).get()
-
-
-def post_holding(rt, message_id, channel):
-    """`rt`'s worker posts `message_id` with more due in the channel in hand (its slot says
-    `more`), as a pass does mid-lane: the channel is that worker's until its hold lapses."""
-    slots = ChannelSlots(rt).for_claim(channel, rt.clock.now(), more=True)
-    sent = claim_and_send(
-        MESSAGE_KIND, rt, rt.db.collection(MESSAGES).document(message_id).get(), slots
-    )
-    assert isinstance(sent, Sent) and record_sends(rt, [sent]) == [Result.SENT]
 
 
 def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slack, clock):

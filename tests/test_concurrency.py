@@ -8,15 +8,14 @@ import subprocess
 import sys
 from collections import Counter
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from core.models import message_delivery_id
 from core.store import MESSAGES
-from tests.conftest import ledger
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.runtime import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKERS = 8
 MESSAGES_DUE = 300
 

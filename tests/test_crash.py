@@ -18,8 +18,10 @@ import pytest
 from core.models import message_delivery_id, rotation_delivery_id
 from processor.reconcile import backoff
 from targets.kinds import run_pass
-from tests.conftest import ROOT, ledger, message, seed_message
-from tests.test_rotation_processor import rotation, seed_rotation
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import rotation, seed_rotation
+from tests.fixtures.runtime import ROOT
 
 POINTS = ("after_claim", "after_post", "mid_finalize")
 
@@ -60,7 +62,7 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
             )
             delivery_id = message_delivery_id(doc_id, now)
         worker = subprocess.run(
-            [sys.executable, "-m", "tests.crash_worker", point, now.isoformat()],
+            [sys.executable, "-m", "tests.support.crash_worker", point, now.isoformat()],
             cwd=ROOT,
             env=worker_env,
             capture_output=True,

@@ -11,8 +11,11 @@ import pytest
 from core.store import ROTATIONS
 from targets.kinds import run_pass
 from targets.operator import main
-from tests.conftest import T0, message, seed_message
-from tests.test_rotation_processor import rotation, seed_rotation
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import rotation, seed_rotation
+
+pytestmark = pytest.mark.usefixtures("cli_on_the_test_clock")
 
 SERIES = {
     "status": "recurring",
@@ -20,12 +23,6 @@ SERIES = {
     "rrule": "FREQ=DAILY",
     "dtstart": "2027-01-01T09:00",
 }
-
-
-@pytest.fixture(autouse=True)
-def cli_on_the_test_clock(rt, monkeypatch):
-    """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
 
 
 def doctor(capsys, *args):

@@ -14,12 +14,14 @@ import pytest
 from core.models import message_delivery_id, rotation_delivery_id
 from emulator.slack_standin import Fault
 from targets.kinds import run_pass
-from tests.conftest import T0, ledger, message, seed_message
-from tests.test_rotation_processor import seed_rotation
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.slack import HISTORY
 
 ONE_OFF, SERIES, ROTATION = "C01ONEOFF", "C02SERIES", "C03ROTATE"
 SERIES_COUNT = 6
-HISTORY = "conversations.history"
 
 SCENARIOS = {
     "dropped-after-receipt": [Fault(kind="drop_after_receipt", times=4)],

@@ -12,7 +12,9 @@ from processor.claim import claim_occurrence
 from processor.deliver import Sent, record_sends
 from processor.finalize import finalize_many
 from processor.outcome import Result
-from tests.conftest import T0, ledger, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
 
 
 def claimed(rt, db, n):

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, seed_message
+from tests.fixtures.messages import seed_message
+from tests.fixtures.runtime import ROOT
 
 
 def _client_sdk_request(

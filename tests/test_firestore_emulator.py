@@ -18,8 +18,7 @@ from google.cloud import firestore
 
 from emulator import firestore as harness
 from emulator.firestore import FirestoreEmulator
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.fixtures.runtime import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +131,7 @@ def test_port_in_use_is_refused() -> None:
 def test_command_line_runs_until_sigterm() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "emulator.firestore", "--port", "0"],
-        cwd=REPO,
+        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -15,7 +15,6 @@ replayed first on the next run (hypothesis' example database).
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import uuid
@@ -34,11 +33,12 @@ from core.models import Message
 from core.rotation import Rotation
 from core.store import MESSAGES, ROTATIONS
 from targets.kinds import run_pass
-from tests.conftest import ADMIN_TOKEN, T0, make_runtime
-from tests.test_api_bad_inputs import everything
-from tests.test_api_bad_inputs import tick_app as tick_app
-from tests.test_api_messages import ONE_OFF, SERIES
-from tests.test_api_rotations import ROTATION
+from tests.fixtures.api import YEAR_1, YEAR_9999, encode_cursor
+from tests.fixtures.clock import T0
+from tests.fixtures.documents import everything
+from tests.fixtures.messages import ONE_OFF, SERIES
+from tests.fixtures.rotations import ROTATION
+from tests.fixtures.runtime import ADMIN_TOKEN, make_runtime
 
 pytestmark = pytest.mark.slow
 SLACK_CHANNEL = r"[CGD][A-Z0-9]{2,}"  # the whole value, no trailing newline
@@ -123,21 +123,19 @@ FAR = [
 ]
 
 
-def _cursor(data: Any) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-
 # Query parameter values: valid ones, near misses, and cursors this API never returned.
 PARAMETERS = st.one_of(
-    st.sampled_from(["5", "200", "pending,sent", "C0123ABCD", _cursor({"at": None, "id": "a"})]),
+    st.sampled_from(
+        ["5", "200", "pending,sent", "C0123ABCD", encode_cursor({"at": None, "id": "a"})]
+    ),
     st.sampled_from(["²", "9" * 5_001, "0", "-1", "C0123ABCD\n", "", "sending,nope"]),
     st.sampled_from(
         [
-            _cursor({"at": None, "id": "a/b"}),
-            _cursor({"at": None, "id": "__x__"}),
-            _cursor({"at": None, "id": ".."}),
-            _cursor({"at": "0001-01-01T00:00:00+14:00", "id": "a"}),
-            _cursor({"at": "9999-12-31T23:59:59-12:00", "id": "a"}),
+            encode_cursor({"at": None, "id": "a/b"}),
+            encode_cursor({"at": None, "id": "__x__"}),
+            encode_cursor({"at": None, "id": ".."}),
+            encode_cursor({"at": "0001-01-01T00:00:00+14:00", "id": "a"}),
+            encode_cursor({"at": "9999-12-31T23:59:59-12:00", "id": "a"}),
         ]
     ),
     st.text(max_size=8),
@@ -320,8 +318,6 @@ def test_tick_requests_never_get_a_5xx(tick_app, env, db, slack, body):
 # --- 2. stored documents ------------------------------------------------------------------
 
 DUE = T0 - timedelta(minutes=5)
-YEAR_1 = datetime(1, 1, 1, tzinfo=UTC)
-YEAR_9999 = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 GOOD_LEASE = {"owner": "gone", "expires_at": T0 - timedelta(minutes=1), "occurrence_at": DUE}
 BAD_LEASES = ["x", 5, True, [1], {"owner": "w"}, {"expires_at": "soon"}, {"a": 1}]
 

@@ -4,7 +4,6 @@ and ended by an operator action."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -21,27 +20,20 @@ from processor.fail_held import FailHeldRefused, fail_held
 from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from targets.operator import main
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-from tests.test_rotation_processor import (
+from tests.fixtures.clock import T0, past_lease
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import (
     ALICE,
     BOB,
     MONDAY,
     day_entry,
     mentioned,
-    past_lease,
     rotation,
     seed_rotation,
 )
-
-ALERTS = "C0ALERTS1"
-
-
-def alerting(settings: Any, db: Any, clock: Any, **changes: Any) -> Any:
-    return make_runtime(replace(settings, alert_channel=ALERTS, **changes), db, clock, "worker-a")
-
-
-def alerts(slack: Any) -> list[str]:
-    return [p.text or "" for p in slack.posts() if p.channel == ALERTS]
+from tests.fixtures.runtime import alerting
+from tests.fixtures.slack import alerts
 
 
 def claimed_message(rt: Any, db: Any, **fields: Any) -> str:

@@ -30,13 +30,15 @@ from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import backoff
 from targets.kinds import run_pass
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-from tests.test_rotation_processor import ALICE, MONDAY, seed_rotation
+from tests.fixtures.clock import LEASE, T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import ALICE, MONDAY, seed_rotation
+from tests.fixtures.runtime import make_runtime
+from tests.fixtures.slack import HISTORY
 
-HISTORY = "conversations.history"
 BUSY = "C0BUSY001"
 QUIET = "C0QUIET01"
-LEASE = timedelta(seconds=300)
 PAGE = 15
 CHATTER_EACH = timedelta(seconds=2)
 CHATTER = 200

@@ -19,13 +19,13 @@ from processor.deliver import send
 from processor.finalize import finalize
 from processor.settle import SettleRefused
 from targets.operator import main, mark_delivered, release
-from tests.conftest import T0, call, ledger, message, seed_message
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.operator import GONE, LEDGER_STATUSES, SEEN_TS
 
-
-@pytest.fixture(autouse=True)
-def cli_on_the_test_clock(rt, monkeypatch):
-    """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
+pytestmark = pytest.mark.usefixtures("cli_on_the_test_clock")
 
 
 def unconfirmed_message(rt, db, slack):
@@ -132,7 +132,6 @@ def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight
 
 # --- every action against every ledger x message state ------------------------------------
 
-LEDGER_STATUSES = ("claimed", "sent", "failed", "skipped", "unconfirmed", "released")
 MESSAGE_STATUSES = (
     "pending",
     "recurring",
@@ -146,8 +145,6 @@ MESSAGE_STATUSES = (
 )
 SETTLEABLE = ("sending", "unconfirmed", "failed")
 OLD, NEW = T0, T0 + timedelta(days=1)  # the occurrence acted on, and the one after it
-GONE = "worker-gone"
-SEEN_TS = "1799000000.000100"
 
 
 def table():

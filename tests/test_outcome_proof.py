@@ -22,7 +22,9 @@ from slack_sdk.errors import SlackApiError
 from core.models import message_delivery_id
 from emulator.slack_standin import Fault
 from messages.tick import run_tick
-from tests.conftest import T0, ledger, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
 
 CHANNEL = "C0PROOF01"
 MAX_PASSES = 40  # minutely passes: the 5-minute lease, reconciliation and one backoff fit

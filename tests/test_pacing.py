@@ -12,7 +12,9 @@ from itertools import pairwise
 from core.slack import SlackTransport
 from emulator.slack_standin import Fault
 from messages.tick import run_tick
-from tests.conftest import T0, make_runtime, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
 
 
 def gaps_per_channel(slack):

@@ -20,7 +20,9 @@ from processor.channel_slots import ChannelSlots, slot_id
 from processor.deliver_page import CHECKS
 from processor.lanes import lanes
 from processor.pacing import ChannelPacer
-from tests.conftest import T0, ledger, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
 
 
 def error_lines(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

@@ -15,7 +15,9 @@ from core.models import message_delivery_id
 from core.store import DELIVERIES, ChannelRange, due_messages
 from processor.one_pass import until_idle
 from targets.kinds import run_pass
-from tests.conftest import T0, make_runtime, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
 
 OLDER = T0 - timedelta(minutes=10)
 MINUTE_AGO = T0 - timedelta(minutes=1)

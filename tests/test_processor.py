@@ -12,7 +12,9 @@ from core.models import message_delivery_id
 from core.store import DELIVERIES, MESSAGES
 from emulator.slack_standin import Fault
 from messages.tick import run_tick
-from tests.conftest import T0, ledger, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
 
 
 def test_due_one_off_is_sent_once_with_its_delivery_id(rt, db, slack):

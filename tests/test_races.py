@@ -19,8 +19,11 @@ from processor.deliver import deliver_one
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-from tests.interleave import orchestrate
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 
 class Rounds:

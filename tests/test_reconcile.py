@@ -20,14 +20,11 @@ from processor.claim import claim_occurrence
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import backoff
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-
-LEASE = timedelta(seconds=300)
-HISTORY = "conversations.history"
-
-
-def past_lease(rt):
-    rt.clock.advance(LEASE + timedelta(seconds=1))
+from tests.fixtures.clock import T0, past_lease
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.fixtures.slack import HISTORY
 
 
 def entry(db, mid, occurrence=T0):

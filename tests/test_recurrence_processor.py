@@ -4,7 +4,7 @@ one-offs, pause and resume, working days."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -20,23 +20,10 @@ from messages.kind import MESSAGE_KIND
 from messages.tick import run_tick
 from processor.deliver import deliver_one
 from processor.outcome import Result
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-
-
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=UTC)
-
-
-def seed_series(db: Any, next_run_at: datetime, **fields: Any) -> str:
-    values: dict[str, Any] = {
-        "status": "recurring",
-        "send_at": None,
-        "rrule": "FREQ=DAILY",
-        "dtstart": "2027-01-01T09:00",
-        "timezone": "UTC",
-        "next_run_at": next_run_at,
-    }
-    return seed_message(db, **(values | fields))
+from tests.fixtures.clock import T0, utc
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message, seed_series
+from tests.fixtures.runtime import make_runtime
 
 
 def skipped(db: Any) -> dict[str, dict[str, Any]]:

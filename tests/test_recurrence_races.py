@@ -14,8 +14,11 @@ from core.models import message_delivery_id
 from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
 from processor.deliver import deliver_one
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-from tests.interleave import orchestrate
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 
 @pytest.mark.parametrize(

@@ -20,27 +20,24 @@ from rotations.kind import ROTATION_DAY_KIND
 from rotations.tick import run_rotations
 from targets.kinds import run_pass
 from targets.operator import main, mark_delivered, release
-from tests.conftest import ROOT, ledger
-from tests.test_rotation_processor import (
+from tests.fixtures.clock import LEASE, past_lease
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.operator import GONE, LEDGER_STATUSES, SEEN_TS
+from tests.fixtures.rotations import (
     ALICE,
     BOB,
     CAROL,
-    LEASE,
     MONDAY,
     day_entry,
     mentioned,
-    past_lease,
     rotation,
     seed_rotation,
 )
+from tests.fixtures.runtime import ROOT
+
+pytestmark = pytest.mark.usefixtures("cli_on_the_test_clock")
 
 DAY = f"r:standup:{MONDAY}"
-
-
-@pytest.fixture(autouse=True)
-def cli_on_the_test_clock(rt, monkeypatch):
-    """The CLI builds its runtime from the environment: here, this test's (and its clock)."""
-    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
 
 
 def unconfirmed_day(rt, db, slack):
@@ -156,7 +153,6 @@ def test_releasing_a_day_that_is_over_gives_the_member_the_next_turn_and_settles
 
 # --- every action against every ledger x rotation state -----------------------------------
 
-LEDGER_STATUSES = ("claimed", "sent", "failed", "skipped", "unconfirmed", "released")
 # Where the rotation is: holding Monday under an expired lease, on Monday with no lease
 # (after an unconfirmed post), claiming Tuesday right now, or back on Monday after a rate
 # limited Tuesday was rolled back.
@@ -164,8 +160,6 @@ ROTATION_STATES = ("held", "open", "next_in_flight", "next_released")
 MONDAY_DUE = datetime(2027, 1, 4, 8, 30, tzinfo=UTC)
 TUESDAY = "2027-01-05"
 TUESDAY_DUE = MONDAY_DUE + timedelta(days=1)
-GONE = "worker-gone"
-SEEN_TS = "1799000000.000100"
 
 
 def day_table():

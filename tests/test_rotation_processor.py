@@ -20,52 +20,19 @@ from processor.outcome import Result
 from rotations import kind as rotation_kind
 from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
-from tests.conftest import ledger, make_runtime
-
-MONDAY = "2027-01-04"  # T0 is 2027-01-04T09:00Z, 10:00 in Berlin
-ALICE, BOB, CAROL = "U01AAAAAA", "U02BBBBBB", "U03CCCCCC"
-LEASE = timedelta(seconds=300)
-
-
-def seed_rotation(db: Any, doc_id: str = "standup", **fields: Any) -> str:
-    """An active rotation due at T0, as the API (or another service) stores it."""
-    data: dict[str, Any] = {
-        "name": "Stand-up host",
-        "channel": "C0123ABCD",
-        "members": [ALICE, BOB, CAROL],
-        "timezone": "Europe/Berlin",
-        "send_time": "09:30",
-        "weekdays": [0, 1, 2, 3, 4],
-        "text": "Today's stand-up host: {member}",
-        "cursor": 0,
-        "status": "active",
-        "next_run_at": datetime(2027, 1, 4, 8, 30, tzinfo=UTC),
-        "version": 1,
-    }
-    data.update(fields)
-    db.collection(ROTATIONS).document(doc_id).set({k: v for k, v in data.items() if v is not None})
-    return doc_id
-
-
-def rotation(db: Any, doc_id: str = "standup") -> dict[str, Any]:
-    return db.collection(ROTATIONS).document(doc_id).get().to_dict() or {}
-
-
-def day_entry(db: Any, day: str, doc_id: str = "standup") -> dict[str, Any]:
-    return ledger(db)[f"r:{doc_id}:{day}"]
-
-
-def mentioned(slack: Any) -> list[str | None]:
-    """The member each post named, in posting order."""
-    names = []
-    for post in slack.posts():
-        found = [m for m in (ALICE, BOB, CAROL) if f"<@{m}>" in (post.text or "")]
-        names.append(found[0] if len(found) == 1 else None)
-    return names
-
-
-def past_lease(rt: Any) -> None:
-    rt.clock.advance(LEASE + timedelta(seconds=1))
+from tests.fixtures.clock import past_lease
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.rotations import (
+    ALICE,
+    BOB,
+    CAROL,
+    MONDAY,
+    day_entry,
+    mentioned,
+    rotation,
+    seed_rotation,
+)
+from tests.fixtures.runtime import make_runtime
 
 
 def test_a_due_rotation_posts_todays_turn_once_naming_the_member(rt, db, slack):

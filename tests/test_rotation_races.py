@@ -22,9 +22,12 @@ from processor.reconcile import reconcile_kind
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from rotations.tick import run_rotations
-from tests.conftest import T0, call, ledger, make_runtime
-from tests.interleave import orchestrate
-from tests.test_rotation_processor import ALICE, BOB, rotation, seed_rotation
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.rotations import ALICE, BOB, rotation, seed_rotation
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 MONDAY = date(2027, 1, 4)
 

@@ -6,7 +6,6 @@ with bad members says what is wrong with them."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,23 +13,15 @@ import pytest
 
 from emulator.slack_standin import Fault
 from targets.kinds import run_pass
-from tests.conftest import make_runtime
-from tests.test_rotation_processor import ALICE, BOB, MONDAY, day_entry, rotation, seed_rotation
+from tests.fixtures.rotations import ALICE, BOB, MONDAY, day_entry, rotation, seed_rotation
+from tests.fixtures.runtime import alerting
+from tests.fixtures.slack import alerts
 
-ALERTS = "C0ALERTS1"
 TEAM = "C0123ABCD"
-
-
-def alerting(settings: Any, db: Any, clock: Any) -> Any:
-    return make_runtime(replace(settings, alert_channel=ALERTS), db, clock, "worker-a")
 
 
 def turns(slack: Any) -> list[str]:
     return [p.text or "" for p in slack.posts() if p.channel == TEAM]
-
-
-def alerts(slack: Any) -> list[str]:
-    return [p.text or "" for p in slack.posts() if p.channel == ALERTS]
 
 
 def log_lines(capsys: Any) -> list[dict[str, Any]]:

@@ -8,11 +8,10 @@ without one, a rule that never matches spins to the year 9999)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import functions_framework
 import pytest
 from dateutil.rrule import _iterinfo
 
@@ -20,9 +19,10 @@ from core.anchor import MAX_WALK
 from core.errors import DocumentError
 from core.schedule import Recurrence, upcoming
 from targets.kinds import run_pass
-from tests.conftest import T0, call, message, seed_message
-from tests.test_api_messages import SERIES, fields_of, stored_ids
-from tests.test_tick_http import MAIN, answer, at, bearer, tick
+from tests.fixtures.api import call, fields_of
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import SERIES, message, seed_message, seed_series, stored_ids
+from tests.fixtures.tick import answer, at, bearer, tick
 
 # The processor's budget is 100,000 periods and instants per evaluation (core.rules), and a
 # walk in pieces takes at most MAX_WALK occurrences (core.anchor); a test stops once dateutil
@@ -141,19 +141,6 @@ def test_a_stored_series_with_too_many_exdates_fails(rt, db, slack):
 # --- stored documents: the pass ------------------------------------------------------------
 
 
-def seed_series(db: Any, **fields: Any) -> str:
-    """A series written straight to Firestore (not through the API), due at T0."""
-    values = {
-        "status": "recurring",
-        "send_at": None,
-        "rrule": "FREQ=DAILY",
-        "dtstart": "2027-01-01T09:00",
-        "timezone": "UTC",
-        "next_run_at": T0,
-    }
-    return seed_message(db, **(values | fields))
-
-
 def failure(db: Any, doc: str) -> tuple[str, str | None]:
     data = message(db, doc)
     return data["status"], (data.get("last_error") or {}).get("code")
@@ -189,14 +176,6 @@ def test_stored_bad_rules_fail_with_a_code_and_the_pass_goes_on(
     # One evaluation's budget each, and for the COUNT series without an anchor one walk of
     # at most MAX_WALK occurrences (in pieces), a period each.
     assert dateutil_periods["periods"] <= len(bad) * 100_001 + MAX_WALK
-
-
-@pytest.fixture(scope="module")
-def tick_app() -> Iterator[Any]:
-    """functions-framework's app serving main.py's `tick` target."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("FUNCTION_TARGET", raising=False)
-        yield functions_framework.create_app(target="tick", source=MAIN)
 
 
 @pytest.mark.timeout(300)

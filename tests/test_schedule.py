@@ -3,7 +3,7 @@ misfire plan, resume and preview. Pure: no Firestore needed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -17,10 +17,7 @@ from core.schedule import (
     upcoming,
 )
 from core.working_days import WorkingDays
-
-
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
-    return datetime(year, month, day, hour, minute, tzinfo=UTC)
+from tests.fixtures.clock import utc
 
 
 def next_n(rule: Recurrence, after: datetime, n: int) -> list[datetime]:

@@ -10,7 +10,6 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from slack_sdk.errors import SlackApiError
 
 from core.clock import FixedClock
 from emulator.slack_standin import Fault, RecordedPost, SlackStandIn
+from tests.fixtures.runtime import ROOT
 
 METADATA = {"event_type": "scheduled_message", "event_payload": {"delivery_id": "d1"}}
 TOKEN = "xoxb-test"
@@ -296,7 +296,7 @@ def test_fault_validation() -> None:
 
 
 def test_runs_as_a_process() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     process = subprocess.Popen(
         [sys.executable, "-m", "emulator.slack_standin", "--port", "0"],
         cwd=root,

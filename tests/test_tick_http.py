@@ -5,24 +5,25 @@ checked against a certs endpoint on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import flask
-import functions_framework
 import pytest
 from google.cloud import firestore
 from werkzeug.test import TestResponse
 
 from core.store import DELIVERIES, MESSAGES
 from formatting.slack_text import to_slack
-from tests.conftest import ADMIN_TOKEN, T0, ledger, message, seed_message
-from tests.oidc import AUDIENCE, TRIGGER, CertsServer, mint
-from tests.test_rotation_processor import seed_rotation
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.documents import update_times
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.oidc import AUDIENCE, TRIGGER, CertsServer, mint
+from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.runtime import ADMIN_TOKEN
+from tests.fixtures.tick import answer, at, bearer, tick
 
-MAIN = str(Path(__file__).resolve().parent.parent / "main.py")
 SUMMARY_KEYS = {
     "sent",
     "failed",
@@ -39,61 +40,20 @@ CRON = {"X-CloudScheduler": "true"}
 pytestmark = pytest.mark.usefixtures("fresh_certs_cache")
 
 
-@pytest.fixture(scope="module")
-def app() -> Iterator[flask.Flask]:
-    # create_app records its target in FUNCTION_TARGET; the context puts the variable back.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("FUNCTION_TARGET", raising=False)
-        yield functions_framework.create_app(target="tick", source=MAIN)
-
-
 @pytest.fixture
-def client(app: flask.Flask, env: dict[str, str]) -> Any:
-    return app.test_client()
+def client(tick_app: flask.Flask, env: dict[str, str]) -> Any:
+    return tick_app.test_client()
 
 
 @pytest.fixture
 def oidc(env: dict[str, str], certs_server: CertsServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """ID tokens minted by tests.oidc.mint are what this deployment accepts."""
+    """ID tokens minted by tests.fixtures.oidc.mint are what this deployment accepts."""
     monkeypatch.setenv("TICK_AUDIENCE", AUDIENCE)
     monkeypatch.setenv("TRIGGER_SERVICE_ACCOUNTS", f"other@example.test, {TRIGGER}")
     monkeypatch.setenv("OIDC_CERTS_URL", certs_server.url)
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def bearer(token: str = ADMIN_TOKEN) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-def at(instant: datetime) -> dict[str, Any]:
-    return {"now": instant.isoformat()}
-
-
-def tick(
-    client: Any,
-    *,
-    headers: dict[str, str] | None = None,
-    body: Any = None,
-    data: str | bytes | None = None,
-) -> TestResponse:
-    """POST to the target; `body` is sent as JSON, `data` verbatim."""
-    if body is not None:
-        data = json.dumps(body)
-    response: TestResponse = client.post(
-        "/", headers=headers or {}, data=data, content_type="application/json"
-    )
-    return response
-
-
-def answer(response: TestResponse, status: int) -> dict[str, Any]:
-    """The JSON body, after checking the status and that it is JSON."""
-    assert response.status_code == status, response.get_data(as_text=True)
-    assert response.mimetype == "application/json"
-    body = json.loads(response.get_data(as_text=True))
-    assert isinstance(body, dict)
-    return body
 
 
 def error(response: TestResponse, status: int, code: str) -> dict[str, Any]:
@@ -103,15 +63,6 @@ def error(response: TestResponse, status: int, code: str) -> dict[str, Any]:
     assert body["message"]
     assert isinstance(body["details"], list)
     return body
-
-
-def update_times(db: firestore.Client) -> dict[str, Any]:
-    """Every document in the project, by path, with its update time."""
-    return {
-        snap.reference.path: snap.update_time
-        for collection in db.collections()
-        for snap in collection.stream()
-    }
 
 
 def update_time(db: firestore.Client, doc_id: str) -> Any:

@@ -17,7 +17,9 @@ from emulator.slack_standin import SlackStandIn
 from messages.tick import run_tick
 from processor.lanes import lanes
 from processor.tick import PARALLEL_POSTS
-from tests.conftest import T0, make_runtime, message, seed_message
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
 
 
 def test_channels_are_posted_in_parallel(settings, db, clock):

@@ -11,18 +11,18 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from core.models import message_delivery_id
 from messages.tick import run_tick
 from processor.one_pass import until_idle
 from processor.pacing import POST_INTERVAL
-from tests.conftest import T0, make_runtime, message, seed_message
-from tests.test_channel_slots import post_holding
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.pacing import post_holding
+from tests.fixtures.runtime import ROOT, make_runtime
 
 CHANNEL = "C0IDLE001"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_passes_pause_while_what_is_due_is_another_workers(settings, db, slack, clock):

@@ -1,7 +1,7 @@
 """A worker process that runs one pass and SIGKILLs itself at a named crash point, in the
 delivery of a message or of a rotation day, whichever it meets first.
 
-    python -m tests.crash_worker after_claim|after_post|mid_finalize <now ISO-8601>
+    python -m tests.support.crash_worker after_claim|after_post|mid_finalize <now ISO-8601>
 
 The crash points are installed by wrapping the processor's own functions, so the code under
 test is the production code, unchanged, up to the instant of death."""
