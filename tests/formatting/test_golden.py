@@ -1,4 +1,4 @@
-"""Markdown → Slack mrkdwn, pinned by input → expected pairs in tests/data/formatting_golden.json.
+"""Markdown → Slack mrkdwn, pinned by input → expected pairs in data/formatting_golden.json.
 
 Each case is what a person types and exactly what Slack receives; the file covers every
 construct the converter knows and the cases other converters get wrong (nested lists,
