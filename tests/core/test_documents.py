@@ -21,7 +21,7 @@ from core.documents.leases import Lease, LeaseField, LeasePatch
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
 from core.documents.write import DELETE, INCREMENT, UNSET, Write
 from core.store import MESSAGES
-from tests.conftest import T0
+from tests.fixtures.clock import T0
 
 
 def test_an_enum_status_is_stored_read_and_queried_as_its_plain_string(
