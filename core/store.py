@@ -86,19 +86,20 @@ def due_messages(
     index, merged. Materialised: iterating a live stream while doing slow work per document
     has crashed inside the client's retry path."""
     if not excluding:
-        return _due(db, now, limit, channels, FieldFilter("status", "in", list(Status.WAITING)))
-    if len(excluding) > MAX_EXCLUDED:
-        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+        waiting = FieldFilter("status", "in", list(Status.WAITING))
+        return _due(db, MESSAGES, now, limit, channels, waiting)
+    not_in = _not_in(excluding)
     merged = [
         snap
         for status in Status.WAITING
         for snap in _due(
             db,
+            MESSAGES,
             now,
             limit,
             channels,
             FieldFilter("status", "==", status),
-            FieldFilter("channel", "not-in", list(excluding)),
+            not_in,
         )
     ]
     merged.sort(key=lambda snap: (snap.get("next_run_at"), snap.id))
@@ -109,14 +110,22 @@ def due_messages(
 MAX_EXCLUDED = 10
 
 
+def _not_in(excluding: Sequence[str]) -> FieldFilter:
+    """The filter leaving out documents posting to `excluding` (and any without a channel)."""
+    if len(excluding) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+    return FieldFilter("channel", "not-in", list(excluding))
+
+
 def _due(
     db: firestore.Client,
+    collection: str,
     now: datetime,
     limit: int,
     channels: ChannelRange | None,
     *filters: FieldFilter,
 ) -> list[Snapshot]:
-    query = db.collection(MESSAGES).where(filter=filters[0])
+    query = db.collection(collection).where(filter=filters[0])
     query = query.where(filter=FieldFilter("next_run_at", "<=", now))
     for field_filter in filters[1:]:
         query = query.where(filter=field_filter)
@@ -158,17 +167,21 @@ def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
     return before + after
 
 
-def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
-    """Active rotations whose next turn is due, through the (status, next_run_at) index.
-    Whether the turn is really today's (and still open) is decided on the document."""
-    query = (
-        db.collection(ROTATIONS)
-        .where(filter=FieldFilter("status", "==", ACTIVE))
-        .where(filter=FieldFilter("next_run_at", "<=", now))
-        .order_by("next_run_at")
-        .limit(limit)
-    )
-    return list(query.stream())
+def due_rotations(
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None = None,
+    excluding: Sequence[str] = (),
+) -> list[Snapshot]:
+    """Active rotations whose next turn is due, oldest first, through the (status,
+    next_run_at) index; with `channels` or `excluding`, as `due_messages` (through (status,
+    next_run_at, channel)). Whether the turn is really today's (and still open) is decided
+    on the document."""
+    filters = [FieldFilter("status", "==", ACTIVE)]
+    if excluding:
+        filters.append(_not_in(excluding))
+    return _due(db, ROTATIONS, now, limit, channels, *filters)
 
 
 def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
