@@ -17,6 +17,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
+from core.documents.subjects import SubjectField
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -87,19 +88,20 @@ def due_messages(
     index, merged. Materialised: iterating a live stream while doing slow work per document
     has crashed inside the client's retry path."""
     if not excluding:
-        return _due(db, now, limit, channels, FieldFilter(MessageField.STATUS, "in", list(WAITING)))
-    if len(excluding) > MAX_EXCLUDED:
-        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+        waiting = FieldFilter(MessageField.STATUS, "in", list(WAITING))
+        return _due(db, MESSAGES, now, limit, channels, waiting)
+    not_in = _not_in(excluding)
     merged = [
         snap
         for status in WAITING
         for snap in _due(
             db,
+            MESSAGES,
             now,
             limit,
             channels,
             FieldFilter(MessageField.STATUS, "==", status),
-            FieldFilter(MessageField.CHANNEL, "not-in", list(excluding)),
+            not_in,
         )
     ]
     merged.sort(key=lambda snap: (snap.get(MessageField.NEXT_RUN_AT), snap.id))
@@ -110,22 +112,30 @@ def due_messages(
 MAX_EXCLUDED = 10
 
 
+def _not_in(excluding: Sequence[str]) -> FieldFilter:
+    """The filter leaving out documents posting to `excluding` (and any without a channel)."""
+    if len(excluding) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+    return FieldFilter(SubjectField.CHANNEL, "not-in", list(excluding))
+
+
 def _due(
     db: firestore.Client,
+    collection: str,
     now: datetime,
     limit: int,
     channels: ChannelRange | None,
     *filters: FieldFilter,
 ) -> list[Snapshot]:
-    query = db.collection(MESSAGES).where(filter=filters[0])
-    query = query.where(filter=FieldFilter(MessageField.NEXT_RUN_AT, "<=", now))
+    query = db.collection(collection).where(filter=filters[0])
+    query = query.where(filter=FieldFilter(SubjectField.NEXT_RUN_AT, "<=", now))
     for field_filter in filters[1:]:
         query = query.where(filter=field_filter)
     if channels is not None:
-        query = query.where(filter=FieldFilter(MessageField.CHANNEL, ">=", channels.low))
+        query = query.where(filter=FieldFilter(SubjectField.CHANNEL, ">=", channels.low))
         if channels.high is not None:
-            query = query.where(filter=FieldFilter(MessageField.CHANNEL, "<", channels.high))
-    return list(query.order_by(MessageField.NEXT_RUN_AT).limit(limit).stream())
+            query = query.where(filter=FieldFilter(SubjectField.CHANNEL, "<", channels.high))
+    return list(query.order_by(SubjectField.NEXT_RUN_AT).limit(limit).stream())
 
 
 def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
@@ -159,17 +169,21 @@ def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
     return before + after
 
 
-def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
-    """Active rotations whose next turn is due, through the (status, next_run_at) index.
-    Whether the turn is really today's (and still open) is decided on the document."""
-    query = (
-        db.collection(ROTATIONS)
-        .where(filter=FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE))
-        .where(filter=FieldFilter(RotationField.NEXT_RUN_AT, "<=", now))
-        .order_by(RotationField.NEXT_RUN_AT)
-        .limit(limit)
-    )
-    return list(query.stream())
+def due_rotations(
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None = None,
+    excluding: Sequence[str] = (),
+) -> list[Snapshot]:
+    """Active rotations whose next turn is due, oldest first, through the (status,
+    next_run_at) index; with `channels` or `excluding`, as `due_messages` (through (status,
+    next_run_at, channel)). Whether the turn is really today's (and still open) is decided
+    on the document."""
+    filters = [FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE)]
+    if excluding:
+        filters.append(_not_in(excluding))
+    return _due(db, ROTATIONS, now, limit, channels, *filters)
 
 
 def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:

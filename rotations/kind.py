@@ -20,7 +20,8 @@ A day is alerted once (`escalated_at` on its ledger entry), not on every try.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -33,7 +34,7 @@ from core.documents.deliveries import (
     LedgerWrite,
 )
 from core.documents.errors import StoredError
-from core.documents.leases import LEASE, LeaseField
+from core.documents.leases import LEASE, LeaseField, usable_lease
 from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
 from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
@@ -41,8 +42,15 @@ from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import ROTATIONS, Snapshot, expired_rotation_leases
+from core.store import (
+    ROTATIONS,
+    ChannelRange,
+    Snapshot,
+    due_rotations,
+    expired_rotation_leases,
+)
 from formatting.slack_text import SlackMessage
+from processor import tick
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -56,6 +64,7 @@ from processor.abc import (
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
+from rotations.preview import preview_turns
 from rotations.render import render_turn
 from rotations.settle import rotation_settle_writes
 
@@ -91,16 +100,33 @@ class RotationDayKind:
     summary_key: str | None = "rotations"
 
     def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
-        from rotations import tick  # the rotations' pass, which settles claims of this kind
-
-        if dry_run:
-            return {"previews": tick.preview_rotations(rt)}
-        return tick.run_rotations(rt, history)
+        return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
     def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[DayTurn] | Result:
         from rotations.claim import plan_day  # it plans the claims of this kind
 
         return plan_day(rt, snap)
+
+    def due(
+        self,
+        db: Any,
+        now: datetime,
+        limit: int,
+        share: ChannelRange | None,
+        excluding: Sequence[str],
+    ) -> list[Snapshot]:
+        # A claimed day (a lease held for a person can outlast the next turn's time) is
+        # reconciliation's, not a claim's: left out, so a pass does not count it as due.
+        due = due_rotations(db, now, limit, share, excluding)
+        return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
+
+    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+        return preview_turns(due, now)
+
+    def sweep(self, rt: Runtime) -> Counter[str]:
+        # Nothing: a lease no pass can settle is rejected by the rotation's claim once its
+        # next turn is due (rotations.claim.reject_rotation).
+        return Counter()
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_rotation_leases(db, now, limit)

@@ -32,7 +32,7 @@ WAITING = (Status.PENDING, Status.RECURRING)
 
 
 class MessageField(enum.StrEnum):
-    CHANNEL = "channel"
+    CHANNEL = SubjectField.CHANNEL.value
     USER = "user"
     CATEGORY = "category"
     TEXT = "text"

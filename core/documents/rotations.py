@@ -19,7 +19,7 @@ class RotationStatus(enum.StrEnum):
 
 class RotationField(enum.StrEnum):
     NAME = "name"
-    CHANNEL = "channel"
+    CHANNEL = SubjectField.CHANNEL.value
     MEMBERS = "members"
     TIMEZONE = "timezone"
     SEND_TIME = "send_time"

@@ -18,6 +18,7 @@ from core.documents.write import INCREMENT, UNSET, Add, Delete, Unset, Write
 class SubjectField(enum.StrEnum):
     STATUS = "status"  # the collection's own status enum
     NEXT_RUN_AT = "next_run_at"  # when the due query finds it
+    CHANNEL = "channel"  # where it posts: the due query's channel ranges go by it
     LEASE = LEASE
     LAST_ERROR = "last_error"
     ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)

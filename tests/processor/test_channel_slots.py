@@ -188,6 +188,32 @@ def test_a_fresh_worker_meeting_a_slot_of_this_minute_still_posts_in_its_pass(
     ]
 
 
+def test_a_rotation_due_in_a_channel_another_worker_is_posting_to_is_left_to_it(
+    settings, db, slack, clock
+):
+    first = make_runtime(settings, db, clock, "worker-a")
+    second = make_runtime(settings, db, clock, "worker-b")
+    m1 = seed_message(db, channel=CHANNEL)
+    m2 = seed_message(db, channel=CHANNEL)
+    post_holding(first, m1, CHANNEL)  # worker-a posts m1 with m2 in hand
+    seed_rotation(db, channel=CHANNEL)
+
+    # worker-b's claim of the day meets worker-a's slot and fails whole; its pass then reads
+    # the slot and leaves the channel, rotation and message alike, to worker-a.
+    held = run_pass(second)
+    clock.advance(timedelta(seconds=4))
+    taken_over = run_pass(second)  # worker-a has gone quiet in the channel
+
+    assert (held["sent"], held["rotations"]["sent"], held["errors"]) == (0, 0, 0)
+    assert (taken_over["sent"], taken_over["rotations"]["sent"]) == (2, 1)
+    posts = [p.delivery_id for p in slack.posts() if p.channel == CHANNEL]
+    assert posts == [
+        message_delivery_id(m1, T0),
+        rotation_delivery_id("standup", T0.date()),
+        message_delivery_id(m2, T0),
+    ]
+
+
 def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
     settings, db, slack, clock
 ):

@@ -4,6 +4,7 @@ and ended by an operator action."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from messages.tick import run_tick
 from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.fail_held import FailHeldRefused, fail_held
+from processor.one_pass import until_idle
 from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from targets.operator import main
@@ -33,7 +35,7 @@ from tests.fixtures.rotations import (
     seed_rotation,
 )
 from tests.fixtures.runtime import alerting
-from tests.fixtures.slack import alerts
+from tests.fixtures.slack import ALERTS, alerts
 
 
 def claimed_message(rt: Any, db: Any, **fields: Any) -> str:
@@ -170,6 +172,27 @@ def test_a_rotation_day_whose_ledger_disagrees_is_held_alerted_and_failed_by_han
     run_pass(rt)
     assert [p.channel for p in slack.posts()][-1] == "C0123ABCD"
     assert mentioned(slack)[-1] == BOB  # the day was given up; the order goes on
+
+
+def test_a_day_held_past_the_next_turns_time_is_not_due_and_passes_go_idle(
+    settings, db, slack, clock
+):
+    """A day held for a person keeps its lease past the time of the rotation's next turn:
+    that is reconciliation's and the operator's, not a claim's, so the passes go idle."""
+    rt = alerting(settings, db, clock)
+    seed_rotation(db)
+    snap = db.collection(ROTATIONS).document("standup").get()
+    assert isinstance(claim_occurrence(rt, ROTATION_DAY_KIND, snap), Claim)
+    db.collection("deliveries").document(f"r:standup:{MONDAY}").update({"status": "released"})
+    past_lease(rt)
+    run_pass(rt)  # held: ledger_mismatch
+    rt.clock.advance(timedelta(days=1))  # Tuesday's turn time has come
+
+    passes = list(itertools.islice(until_idle(rt, run_pass), 3))
+
+    assert [(p["due"], p["claimed"]) for p in passes] == [(0, 0)]
+    assert rotation(db)["lease"]["held_code"] == "ledger_mismatch"
+    assert len([p for p in slack.posts() if p.channel != ALERTS]) == 0
 
 
 def test_history_unreadable_for_an_hour_is_escalated_once(settings, db, slack, clock):

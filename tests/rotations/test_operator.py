@@ -16,8 +16,8 @@ from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
 from processor.settle import SettleRefused
+from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
-from rotations.tick import run_rotations
 from targets.kinds import run_pass
 from targets.operator import main, mark_delivered, release
 from tests.fixtures.clock import LEASE, past_lease
@@ -262,8 +262,8 @@ def test_no_operator_action_on_a_day_posts_twice_or_leaves_a_day_stuck(
     if in_flight is not None:  # the worker in flight records its post
         finalize(rt, in_flight, send(rt, in_flight))
     rt.clock.advance(timedelta(minutes=10))
-    run_rotations(rt)
-    run_rotations(rt)
+    run_tick(rt, ROTATION_DAY_KIND)
+    run_tick(rt, ROTATION_DAY_KIND)
     posted = Counter(slack.delivery_ids())
     assert all(count == 1 for count in posted.values()), posted
     assert held(db) - {DAY} <= stuck_before

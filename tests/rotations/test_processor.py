@@ -338,6 +338,18 @@ def test_a_dry_run_writes_nothing_claims_nothing_and_posts_nothing(rt, db, slack
     assert [p.text for p in slack.posts()] == [previews["standup"]["text"]]
 
 
+def test_the_pass_and_its_dry_run_count_due_rotations_as_due(rt, db, slack):
+    seed_rotation(db)
+    seed_rotation(db, "later", send_time="11:00", next_run_at=datetime(2027, 1, 4, 10, tzinfo=UTC))
+
+    dry = run_pass(rt, dry_run=True)
+    summary = run_pass(rt)
+    again = run_pass(rt)
+
+    assert (dry["due"], summary["due"], summary["sent"]) == (1, 1, 1)
+    assert again["due"] == 0  # the day is claimed: no longer due
+
+
 def test_a_rotation_that_cannot_take_turns_is_paused_with_a_reason(rt, db, slack):
     seed_rotation(db, members=[])
 

@@ -19,9 +19,9 @@ from processor.deliver import deliver_one, send
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
+from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
-from rotations.tick import run_rotations
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -165,7 +165,7 @@ def test_an_edit_racing_a_day_claim_lands_first_or_is_409_in_every_interleaving(
 
     assert min(counts) >= 2
     assert len(rounds.rotations) == comb(sum(counts), counts[0])
-    run_rotations(rt)  # a claim that lost to the edit goes out now
+    run_tick(rt, ROTATION_DAY_KIND)  # a claim that lost to the edit goes out now
     seen: set[tuple[int, str]] = set()
     for rid in rounds.rotations:
         [post] = [p for p in slack.posts() if p.delivery_id == rotation_delivery_id(rid, MONDAY)]

@@ -475,10 +475,10 @@ def test_one_part_of_the_pass_failing_does_not_keep_the_other_from_going_out(
     from google.api_core.exceptions import ServiceUnavailable
 
     from messages import kind as message_kind
-    from rotations import tick as rotation_tick
+    from rotations import kind as rotation_kind
 
     owner, name = {
-        "rotations": (rotation_tick, "due_rotations"),
+        "rotations": (rotation_kind, "due_rotations"),
         "messages": (message_kind, "due_messages"),
     }[failing]
     real = getattr(owner, name)
