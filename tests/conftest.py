@@ -28,6 +28,12 @@ from tests.oidc import (  # noqa: F401  (fixtures, registered for every test mod
     other_key,
     signing_key,
 )
+from tests.pubsub_emulator import (  # noqa: F401  (fixtures, started only by tests that ask)
+    deliver,
+    deliver_app,
+    pubsub,
+    pubsub_host,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN_TOKEN = "test-admin-token-0123456789"
