@@ -14,9 +14,10 @@ import flask
 import functions_framework
 import pytest
 
+from core.models import message_delivery_id
 from core.store import ROTATIONS
 from tests.conftest import ADMIN_TOKEN, T0, ledger, message, seed_message
-from tests.pubsub_emulator import MAIN, Subscription
+from tests.pubsub_emulator import MAIN, Subscription, push
 
 
 @pytest.fixture(scope="module")
@@ -103,4 +104,20 @@ def test_a_dry_run_under_pubsub_previews_and_publishes_nothing(tick_app, pubsub,
     assert summary["dry_run"] is True
     assert [p["id"] for p in summary["previews"]] == ["m1"]
     assert summary["published"] == 0
+    assert pubsub.is_empty()
+
+
+def test_two_ticks_publishing_one_occurrence_post_it_once(tick_app, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    assert tick(tick_app)["published"] == 1
+    assert tick(tick_app)["published"] == 1  # an overlapping tick: still due, published again
+
+    both = pubsub.pull(2)
+    assert [push(deliver, p) for p in both] == [200, 200]
+    pubsub.ack(*both)
+
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0)]
+    assert ledger(db)[message_delivery_id("m1", T0)]["status"] == "sent"
+    # Once sent, a third tick finds nothing due and publishes nothing.
+    assert tick(tick_app)["published"] == 0
     assert pubsub.is_empty()
