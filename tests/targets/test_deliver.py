@@ -8,6 +8,7 @@ import base64
 import json
 import threading
 from datetime import timedelta
+from math import comb
 from typing import Any
 
 import pytest
@@ -16,7 +17,9 @@ from core.models import message_delivery_id
 from core.pubsub import DueOccurrence
 from emulator.slack_faults import Fault
 from processor.publish import publish
+from targets.deliver import deliver_occurrence
 from tests.conftest import T0, ledger, make_runtime, message, seed_message
+from tests.interleave import orchestrate
 from tests.oidc import AUDIENCE, TRIGGER, mint
 from tests.pubsub_emulator import Pulled, Subscription, push
 
@@ -239,3 +242,31 @@ def test_a_push_signed_by_the_subscriptions_service_account_is_delivered(
     assert push(deliver, pulled, {"Authorization": f"Bearer {mint(signing_key)}"}) == 200
 
     sent_once(db, slack, "m1")
+
+
+def test_two_instances_delivering_one_message_post_once_in_every_interleaving(
+    settings, db, slack, clock
+):
+    # Redelivery, duplicate publishes and an expired ack deadline all come down to this: two
+    # `deliver` instances handed the same occurrence at once. orchestrate runs them through
+    # every interleaving of the pipeline's SYNCPOINTs (the claim's commit, the send).
+    seeded: list[str] = []
+    arrivals = iter(range(10_000))
+
+    def instance(name: str) -> Any:
+        rt = make_runtime(settings, db, clock, name)
+
+        def run() -> None:
+            if next(arrivals) % 2 == 0:  # the first of a round seeds its message
+                seeded.append(seed_message(db))
+            occurrence = DueOccurrence("message", seeded[-1], T0, "C0123ABCD")
+            deliver_occurrence(rt, occurrence, "pubsub-1")  # pragma: SYNCPOINT deliver
+
+        return run
+
+    counts = orchestrate(instance("deliver-1"), instance("deliver-2"), name="deliver")
+
+    assert min(counts) >= 2  # each instance paused at least once on its own
+    assert len(seeded) == comb(sum(counts), counts[0])  # one round per interleaving
+    assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in seeded)
+    assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in seeded)
