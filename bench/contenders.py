@@ -21,7 +21,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from bench import seeding
-from core.models import Status
+from core.documents.messages import MessageField, MessageWrite, Status
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
@@ -52,9 +52,9 @@ def run_seed_style(rt: Runtime, deadline: float) -> dict[str, int]:
     while time.time() < deadline:
         query = (
             db.collection(MESSAGES)
-            .where(filter=FieldFilter("status", "==", Status.PENDING))
-            .where(filter=FieldFilter("next_run_at", "<=", rt.clock.now()))
-            .order_by("next_run_at")
+            .where(filter=FieldFilter(MessageField.STATUS, "==", Status.PENDING))
+            .where(filter=FieldFilter(MessageField.NEXT_RUN_AT, "<=", rt.clock.now()))
+            .order_by(MessageField.NEXT_RUN_AT)
             .limit(rt.settings.tick_limit)
         )
         due = list(query.stream())
@@ -69,15 +69,19 @@ def run_seed_style(rt: Runtime, deadline: float) -> dict[str, int]:
             if data is None:
                 totals["duplicates"] += 1
                 continue
-            due_at = data["next_run_at"]
-            delivery_id = seeding.Seeded(snap.id, data["channel"], due_at).delivery_id
-            post = _post(rt, data["channel"], data["text"], delivery_id)
+            due_at, channel = data[MessageField.NEXT_RUN_AT], data[MessageField.CHANNEL]
+            delivery_id = seeding.Seeded(snap.id, channel, due_at).delivery_id
+            post = _post(rt, channel, data[MessageField.TEXT], delivery_id)
             ok = post.outcome is Outcome.DELIVERED
-            snap.reference.update(
-                {"status": Status.SENT if ok else Status.FAILED, "last_slack_ts": post.ts}
-            )
+            snap.reference.update(_outcome(ok, post.ts))
             totals["sent" if ok else "failed"] += 1
     return dict(totals)
+
+
+def _outcome(ok: bool, ts: str | None) -> dict[str, Any]:
+    """What a contender records of its post: sent or failed, and the Slack ts."""
+    status = Status.SENT if ok else Status.FAILED
+    return MessageWrite(status=status, last_slack_ts=ts).to_document()
 
 
 def _take(db: firestore.Client, ref: firestore.DocumentReference) -> dict[str, Any] | None:
@@ -87,9 +91,9 @@ def _take(db: firestore.Client, ref: firestore.DocumentReference) -> dict[str, A
     def take(tx: firestore.Transaction) -> dict[str, Any] | None:
         snap = ref.get(transaction=tx)
         data = snap.to_dict() or {}
-        if data.get("status") != Status.PENDING:
+        if data.get(MessageField.STATUS) != Status.PENDING:
             return None
-        tx.update(ref, {"status": Status.SENDING})
+        tx.update(ref, MessageWrite(status=Status.SENDING).to_document())
         return data
 
     result: dict[str, Any] | None = take(db.transaction())
@@ -110,7 +114,7 @@ def run_floor(
 ) -> dict[str, int]:
     mine = [seeding.message(prefix, n, channels, due)[0] for n in range(index, count, workers)]
     texts = {
-        s.doc_id: seeding.message(prefix, n, channels, due)[1]["text"]
+        s.doc_id: seeding.message(prefix, n, channels, due)[1][MessageField.TEXT]
         for n, s in zip(range(index, count, workers), mine, strict=True)
     }
 
@@ -119,9 +123,7 @@ def run_floor(
             return False
         post = _post(rt, seeded.channel, texts[seeded.doc_id], seeded.delivery_id)
         ok = post.outcome is Outcome.DELIVERED
-        rt.db.collection(MESSAGES).document(seeded.doc_id).update(
-            {"status": Status.SENT if ok else Status.FAILED, "last_slack_ts": post.ts}
-        )
+        rt.db.collection(MESSAGES).document(seeded.doc_id).update(_outcome(ok, post.ts))
         return ok
 
     with ThreadPoolExecutor(max_workers=threads) as pool:

@@ -24,6 +24,8 @@ from bench import cpu, metrics, seeding
 from bench.rpc import CountedClient, RpcCounter
 from bench.services import ROOT, StandInProcess
 from core.clock import SystemClock
+from core.documents.deliveries import LedgerField
+from core.documents.messages import MessageField
 from core.runtime import Runtime, new_worker_id
 from core.settings import Settings
 from core.slack import SlackTransport
@@ -34,6 +36,8 @@ from processor.tick import PARALLEL_POSTS
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0
+# Who claimed a post, and when: read from its ledger entry for close pairs (_add_claims).
+_CLAIM_FIELDS = (LedgerField.WORKER, LedgerField.CLAIMED_AT, LedgerField.SENT_AT)
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ def contend(
     pacing = metrics.pacing(posts)
     _add_claims(db, pacing["close_pairs"])
     statuses = Counter(
-        (d.to_dict() or {}).get("status") for d in list(db.collection(MESSAGES).stream())
+        (d.to_dict() or {}).get(MessageField.STATUS) for d in list(db.collection(MESSAGES).stream())
     )
     return {
         "mode": mode,
@@ -175,10 +179,7 @@ def _add_claims(db: firestore.Client, close_pairs: list[dict[str, Any]]) -> None
     ids = [d for pair in close_pairs for d in pair["delivery_ids"]]
     refs = [db.collection(DELIVERIES).document(d) for d in ids]
     entries = read_in_order(db, *refs) if refs else []
-    claims = iter(
-        {k: (e.to_dict() or {}).get(k) for k in ("worker", "claimed_at", "sent_at")}
-        for e in entries
-    )
+    claims = iter({k.value: (e.to_dict() or {}).get(k) for k in _CLAIM_FIELDS} for e in entries)
     for pair in close_pairs:
         pair["claims"] = [next(claims) for _ in pair["delivery_ids"]]
 

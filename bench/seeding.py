@@ -10,6 +10,7 @@ from typing import Any
 
 from google.cloud import firestore
 
+from core.documents.messages import MessageWrite, Status
 from core.models import message_delivery_id
 from core.store import MESSAGES
 
@@ -33,16 +34,16 @@ def message(
     prefix: str, n: int, channels: int, due: datetime, channel_tag: str = "BENCH"
 ) -> tuple[Seeded, dict[str, Any]]:
     seeded = Seeded(f"{prefix}{n:06d}", f"C{n % channels:05d}{channel_tag}", due)
-    data = {
-        "channel": seeded.channel,
-        "text": f"**Benchmark** message {n}: stand-up in 5 minutes",
-        "timezone": "UTC",
-        "send_at": due,
-        "next_run_at": due,
-        "status": "pending",
-        "version": 1,
-    }
-    return seeded, data
+    data = MessageWrite(
+        channel=seeded.channel,
+        text=f"**Benchmark** message {n}: stand-up in 5 minutes",
+        timezone="UTC",
+        send_at=due,
+        next_run_at=due,
+        status=Status.PENDING,
+        version=1,
+    )
+    return seeded, data.to_document()
 
 
 def seed(

@@ -18,6 +18,7 @@ from typing import Any
 
 from google.cloud import firestore
 
+from core.documents.idempotency_keys import KeyField, KeyWrite
 from core.errors import BadRequest, ValidationFailed
 from core.store import Snapshot
 
@@ -66,15 +67,15 @@ def look_up(
     digest = body_hash(route, body)
     snap = reference.get()
     data = snap.to_dict() or {}
-    expires_at = data.get("expires_at")
+    expires_at = data.get(KeyField.EXPIRES_AT)
     if not snap.exists or not isinstance(expires_at, datetime) or expires_at <= now:
         return Fresh(reference, route, digest, snap if snap.exists else None)
-    if data.get("body_sha256") != digest:
+    if data.get(KeyField.BODY_SHA256) != digest:
         raise ValidationFailed(
             f"this {HEADER} was already used with a different request",
             [{"field": HEADER, "message": "already used with a different body or route"}],
         )
-    return Replay(str(data["target_id"]))
+    return Replay(str(data[KeyField.TARGET_ID]))
 
 
 def record(
@@ -84,13 +85,13 @@ def record(
     target_id: str,
     now: datetime,
 ) -> None:
-    fields = {
-        "route": fresh.route,
-        "body_sha256": fresh.body_sha256,
-        "target_id": target_id,
-        "created_at": now,
-        "expires_at": now + KEY_LIFETIME,
-    }
+    fields = KeyWrite(
+        route=fresh.route,
+        body_sha256=fresh.body_sha256,
+        target_id=target_id,
+        created_at=now,
+        expires_at=now + KEY_LIFETIME,
+    ).to_document()
     if fresh.expired is None:
         batch.create(fresh.reference, fields)
     else:

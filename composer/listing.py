@@ -22,7 +22,9 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from composer.serialize import as_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
-from core.models import Status
+from core.documents.deliveries import LedgerField
+from core.documents.errors import ErrorField
+from core.documents.messages import MessageField, Status
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, is_document_id, is_timestamp
 
@@ -75,11 +77,11 @@ def list_messages(
 ) -> dict[str, Any]:
     query: Any = rt.db.collection(MESSAGES)
     if statuses:
-        query = query.where(filter=FieldFilter("status", "in", statuses))
+        query = query.where(filter=FieldFilter(MessageField.STATUS, "in", statuses))
     if channel is not None:
-        query = query.where(filter=FieldFilter("channel", "==", channel))
-    query = query.order_by("next_run_at").order_by(_DOCUMENT_ID)
-    rows, cursor = _page(query, "next_run_at", page)
+        query = query.where(filter=FieldFilter(MessageField.CHANNEL, "==", channel))
+    query = query.order_by(MessageField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
+    rows, cursor = _page(query, MessageField.NEXT_RUN_AT, page)
     return {"messages": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
 
 
@@ -90,11 +92,11 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     direction = firestore.Query.DESCENDING
     query = (
         rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter("message_id", "==", message_id))
-        .order_by("occurrence_at", direction=direction)
+        .where(filter=FieldFilter(LedgerField.MESSAGE_ID, "==", message_id))
+        .order_by(LedgerField.OCCURRENCE_AT, direction=direction)
         .order_by(_DOCUMENT_ID, direction=direction)
     )
-    rows, cursor = _page(query, "occurrence_at", page)
+    rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
     return {"deliveries": [_delivery(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
 
 
@@ -104,22 +106,27 @@ def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
     return raw
 
 
+# A listed delivery: these fields of its ledger entry (a `reason` falls back to the error's
+# code; an `error` that is not a map is left out).
+_LISTED = (
+    LedgerField.OCCURRENCE_AT,
+    LedgerField.STATUS,
+    LedgerField.REASON,
+    LedgerField.SLACK_TS,
+    LedgerField.ATTEMPTS,
+    LedgerField.CLAIMED_AT,
+    LedgerField.SENT_AT,
+    LedgerField.CHANNEL,
+    LedgerField.ERROR,
+)
+
+
 def _delivery(delivery_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    error = entry.get("error") if isinstance(entry.get("error"), dict) else None
-    reason = entry.get("reason") or (error or {}).get("code")
+    listed = {field.value: entry.get(field) for field in _LISTED}
+    error = listed[LedgerField.ERROR] if isinstance(listed[LedgerField.ERROR], dict) else None
+    reason = listed[LedgerField.REASON] or (error or {}).get(ErrorField.CODE)
     return as_json(
-        delivery_id,
-        {
-            "occurrence_at": entry.get("occurrence_at"),
-            "status": entry.get("status"),
-            "reason": reason,
-            "slack_ts": entry.get("slack_ts"),
-            "attempts": entry.get("attempts"),
-            "claimed_at": entry.get("claimed_at"),
-            "sent_at": entry.get("sent_at"),
-            "channel": entry.get("channel"),
-            "error": error,
-        },
+        delivery_id, listed | {LedgerField.REASON.value: reason, LedgerField.ERROR.value: error}
     )
 
 

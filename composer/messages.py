@@ -15,6 +15,7 @@ What each status allows:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -40,24 +41,27 @@ from composer.versions import (
     version_of,
 )
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.messages import MessageField, MessageWrite, Status
+from core.documents.write import DELETE
 from core.errors import Conflict
-from core.models import LedgerStatus, Status, message_delivery_id
+from core.models import message_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES
 
-_NOT_EDITABLE = {
+_NOT_EDITABLE: dict[str, str] = {
     Status.SENDING: "it is being sent right now; try again once the send has settled",
     Status.SENT: "it was already sent; create a new message instead",
     Status.COMPLETED: "its series is completed; create a new message instead",
     Status.UNCONFIRMED: "its last send could not be verified; settle that first",
     Status.CANCELLED: "it was cancelled; create a new message instead",
 }
-_NOT_CANCELLABLE = {
+_NOT_CANCELLABLE: dict[str, str] = {
     status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
 }
-_REQUIRED = ("channel", "text")
+_REQUIRED = (MessageField.CHANNEL.value, MessageField.TEXT.value)
 # What the processor's stored `anchor` (core.anchor) was computed from.
-_RULE_FIELDS = ("rrule", "dtstart", "timezone")
+_RULE_FIELDS = (MessageField.RRULE, MessageField.DTSTART, MessageField.TIMEZONE)
 
 
 def get_message(rt: Runtime, message_id: str) -> dict[str, Any]:
@@ -71,16 +75,19 @@ def create_message(
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
     reference = rt.db.collection(MESSAGES).document()
-    doc = plan.content | {
-        "status": _waiting_status(plan),
-        "next_run_at": plan.first_run,
-        "deleted": False,
-        "attempts": 0,
-        "sent_count": 0,
-        "created_at": now,
-        "updated_at": now,
-        "version": 1,
-    }
+    doc = (
+        plan.content
+        | MessageWrite(
+            status=_waiting_status(plan),
+            next_run_at=plan.first_run,
+            deleted=False,
+            attempts=0,
+            sent_count=0,
+            created_at=now,
+            updated_at=now,
+            version=1,
+        ).to_document()
+    )
     batch = rt.db.batch()
     batch.create(reference, doc)
     if key is not None:
@@ -89,9 +96,9 @@ def create_message(
     logs.info(
         "message created",
         message_id=reference.id,
-        status=doc["status"],
-        next_run_at=doc["next_run_at"],
-        channel=doc["channel"],
+        status=doc[MessageField.STATUS],
+        next_run_at=doc[MessageField.NEXT_RUN_AT],
+        channel=doc[MessageField.CHANNEL],
     )
     return as_json(reference.id, doc)
 
@@ -101,7 +108,7 @@ def edit_message(
 ) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
         _refuse(data, _NOT_EDITABLE, "edited")
-        if data.get("deleted") is True:
+        if data.get(MessageField.DELETED) is True:
             raise Conflict("the message was deleted and cannot be edited")
         check_if_match(data, if_match)
         now = rt.clock.now()
@@ -113,9 +120,9 @@ def edit_message(
     logs.info(
         "message edited",
         message_id=message_id,
-        version=after.get("version"),
-        status=after.get("status"),
-        next_run_at=after.get("next_run_at"),
+        version=after.get(MessageField.VERSION),
+        status=after.get(MessageField.STATUS),
+        next_run_at=after.get(MessageField.NEXT_RUN_AT),
     )
     return as_json(message_id, after)
 
@@ -124,30 +131,33 @@ def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
     def decide(data: dict[str, Any]) -> Decision | None:
         _refuse(data, _NOT_CANCELLABLE, "cancelled")
         check_if_match(data, if_match)
-        if data.get("status") == Status.CANCELLED and data.get("deleted") is True:
+        if (
+            data.get(MessageField.STATUS) == Status.CANCELLED
+            and data.get(MessageField.DELETED) is True
+        ):
             return None  # cancelling twice changes nothing
         now = rt.clock.now()
-        update = {
-            "status": Status.CANCELLED,
-            "deleted": True,
-            "occurrence_at": firestore.DELETE_FIELD,
-            "updated_at": now,
-            "version": version_of(data) + 1,
-        }
+        update = MessageWrite(
+            status=Status.CANCELLED,
+            deleted=True,
+            occurrence_at=DELETE,
+            updated_at=now,
+            version=version_of(data) + 1,
+        ).to_document()
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
     reference = rt.db.collection(MESSAGES).document(message_id)
     after = decide_and_write(rt.db, reference, "message", decide)
-    logs.info("message cancelled", message_id=message_id, version=after.get("version"))
+    logs.info("message cancelled", message_id=message_id, version=after.get(MessageField.VERSION))
     return as_json(message_id, after)
 
 
 def _refuse(data: dict[str, Any], refused: dict[str, str], verb: str) -> None:
-    status = data.get("status")
+    status = data.get(MessageField.STATUS)
     if isinstance(status, str) and status in refused:
         raise Conflict(
             f"the message is {status} and cannot be {verb}: {refused[status]}",
-            [{"field": "status", "message": status}],
+            [{"field": MessageField.STATUS.value, "message": status}],
         )
 
 
@@ -157,30 +167,26 @@ def _edited(data: dict[str, Any], edit: MessageEdit, now: datetime) -> dict[str,
     draft = validated(MessageDraft, merged)
     # Only a changed schedule is recomputed from now; a text edit keeps the occurrence.
     rescheduled = schedule_key(merged) != schedule_key(data) or not isinstance(
-        data.get("next_run_at"), datetime
+        data.get(MessageField.NEXT_RUN_AT), datetime
     )
     plan = check_message(draft, now, schedule_from_now=rescheduled)
     update: dict[str, Any] = dict(plan.content)
     for name in MESSAGE_FIELDS:
         if name in data and name not in plan.content:
             update[name] = firestore.DELETE_FIELD
-    status = data.get("status")
+    status = data.get(MessageField.STATUS)
     rearm = status == Status.FAILED
+    system = MessageWrite(updated_at=now, version=version_of(data) + 1)
     if rescheduled:
-        update["next_run_at"] = plan.first_run
         # A released retry's pinned occurrence belongs to the old schedule.
-        update["occurrence_at"] = firestore.DELETE_FIELD
-        update["attempts"] = 0
-    if "anchor" in data and any(merged.get(n) != data.get(n) for n in _RULE_FIELDS):
-        update["anchor"] = firestore.DELETE_FIELD  # it belongs to the old rule
+        system = replace(system, next_run_at=plan.first_run, occurrence_at=DELETE, attempts=0)
+    if MessageField.ANCHOR in data and any(merged.get(n) != data.get(n) for n in _RULE_FIELDS):
+        system = replace(system, anchor=DELETE)  # it belongs to the old rule
     if (rescheduled or rearm) and status != Status.PAUSED:
-        update["status"] = _waiting_status(plan)
+        system = replace(system, status=_waiting_status(plan))
     if rearm:
-        update["last_error"] = firestore.DELETE_FIELD
-        update["attempts"] = 0
-    update["updated_at"] = now
-    update["version"] = version_of(data) + 1
-    return update
+        system = replace(system, last_error=DELETE, attempts=0)
+    return update | system.to_document()
 
 
 def abandoned_retry(
@@ -188,19 +194,20 @@ def abandoned_retry(
 ) -> tuple[Along, ...]:
     """A released occurrence waiting for its retry (`occurrence_at`) that this write drops
     is settled in the ledger as `skipped`, so no entry is left `released` forever."""
-    pinned = data.get("occurrence_at")
+    pinned = data.get(MessageField.OCCURRENCE_AT)
     if (
         not isinstance(pinned, datetime)
-        or update.get("occurrence_at") is not firestore.DELETE_FIELD
+        or update.get(MessageField.OCCURRENCE_AT) is not firestore.DELETE_FIELD
     ):
         return ()
     entry = rt.db.collection(DELIVERIES).document(message_delivery_id(message_id, pinned)).get()
-    if (entry.to_dict() or {}).get("status") != LedgerStatus.RELEASED:
+    if (entry.to_dict() or {}).get(LedgerField.STATUS) != LedgerStatus.RELEASED:
         return ()
-    reason = "cancelled" if update.get("status") == Status.CANCELLED else "rescheduled"
-    fields = {"status": LedgerStatus.SKIPPED, "reason": reason, "skipped_at": now}
-    return ((entry.reference, fields, entry.update_time),)
+    cancelled = update.get(MessageField.STATUS) == Status.CANCELLED
+    reason = LedgerReason.CANCELLED if cancelled else LedgerReason.RESCHEDULED
+    fields = LedgerWrite(status=LedgerStatus.SKIPPED, reason=reason, skipped_at=now)
+    return ((entry.reference, fields.to_document(), entry.update_time),)
 
 
-def _waiting_status(plan: MessagePlan) -> str:
+def _waiting_status(plan: MessagePlan) -> Status:
     return Status.RECURRING if plan.recurring else Status.PENDING

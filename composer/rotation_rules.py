@@ -15,6 +15,7 @@ from typing import Any
 
 from composer.models import RotationDraft
 from composer.validation import Problems, check_channel, check_zone
+from core.documents.rotations import RotationField
 from core.errors import DocumentError, ValidationFailed
 from core.models import MAX_TEXT
 from core.rotation import LOCAL_DATE, SEND_TIME, USER_ID, Rotation
@@ -23,19 +24,22 @@ from rotations.render import render_turn
 # The fields of `rotations` a caller writes; everything else (`last_processed_date`,
 # `lease`, `rollback`, `attempts`, `next_run_at`, `last_error`, `last_*`, `sent_count`) is
 # the processor's, and an edit leaves it as it is.
-ROTATION_FIELDS = (
-    "name",
-    "channel",
-    "members",
-    "timezone",
-    "send_time",
-    "weekdays",
-    "text",
-    "cursor",
-    "status",
-    "skips",
-    "working_days",
-    "on_ambiguous",
+ROTATION_FIELDS = tuple(
+    field.value
+    for field in (
+        RotationField.NAME,
+        RotationField.CHANNEL,
+        RotationField.MEMBERS,
+        RotationField.TIMEZONE,
+        RotationField.SEND_TIME,
+        RotationField.WEEKDAYS,
+        RotationField.TEXT,
+        RotationField.CURSOR,
+        RotationField.STATUS,
+        RotationField.SKIPS,
+        RotationField.WORKING_DAYS,
+        RotationField.ON_AMBIGUOUS,
+    )
 )
 MAX_NAME = 200
 

@@ -30,13 +30,24 @@ from composer.versions import (
     version_of,
 )
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerStatus
+from core.documents.rotations import RotationField, RotationWrite
 from core.errors import Conflict
-from core.models import LedgerStatus, rotation_delivery_id
+from core.models import rotation_delivery_id
 from core.rotation import cursor_after_edit
 from core.runtime import Runtime
 from core.store import DELIVERIES, ROTATIONS
 
-_REQUIRED = ("name", "channel", "members", "send_time", "text")
+_REQUIRED = tuple(
+    field.value
+    for field in (
+        RotationField.NAME,
+        RotationField.CHANNEL,
+        RotationField.MEMBERS,
+        RotationField.SEND_TIME,
+        RotationField.TEXT,
+    )
+)
 
 
 def get_rotation(rt: Runtime, rotation_id: str) -> dict[str, Any]:
@@ -52,12 +63,12 @@ def create_rotation(
     plan = check_rotation(draft, reference.id, now)
     # With no `last_processed_date`, today's turn is open: created after today's send_time
     # on a turn day, the rotation is due at once and posts today's turn at the next tick.
-    doc = plan.content | {
-        "next_run_at": plan.next_run_at,
-        "created_at": now,
-        "updated_at": now,
-        "version": 1,
-    }
+    doc = (
+        plan.content
+        | RotationWrite(
+            next_run_at=plan.next_run_at, created_at=now, updated_at=now, version=1
+        ).to_document()
+    )
     batch = rt.db.batch()
     batch.create(reference, doc)
     if key is not None:
@@ -76,10 +87,10 @@ def edit_rotation(
     rt: Runtime, rotation_id: str, edit: RotationEdit, if_match: int | None
 ) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
-        if data.get("lease"):
+        if data.get(RotationField.LEASE):
             raise Conflict(
                 "the rotation's turn is being posted right now; try again once it has settled",
-                [{"field": "lease", "message": "a day is claimed"}],
+                [{"field": RotationField.LEASE.value, "message": "a day is claimed"}],
             )
         check_if_match(data, if_match)
         return Decision(_edited(rt, rotation_id, data, edit))
@@ -89,9 +100,9 @@ def edit_rotation(
     logs.info(
         "rotation edited",
         rotation_id=rotation_id,
-        version=after.get("version"),
-        status=after.get("status"),
-        next_run_at=after.get("next_run_at"),
+        version=after.get(RotationField.VERSION),
+        status=after.get(RotationField.STATUS),
+        next_run_at=after.get(RotationField.NEXT_RUN_AT),
     )
     return as_json(rotation_id, after)
 
@@ -102,15 +113,18 @@ def _edited(
     """The update an edit makes to the stored `data` (422 if the result is invalid)."""
     now = rt.clock.now()
     given, merged = merge_edit(data, edit, ROTATION_FIELDS, _REQUIRED)
-    old_members = data.get("members")
+    members, cursor, skips = RotationField.MEMBERS, RotationField.CURSOR, RotationField.SKIPS
+    old_members = data.get(members)
     if isinstance(old_members, list):
-        new_members = given.get("members") or old_members
-        if "cursor" not in given:
+        new_members = given.get(members) or old_members
+        if cursor not in given:
             # Fairness: whoever was next stays next (or the one after them, if removed); with
             # the members unchanged this only brings a directly written cursor into range.
-            merged["cursor"] = cursor_after_edit(old_members, _int(data.get("cursor")), new_members)
-        if "members" in given and "skips" not in given and "skips" in merged:
-            merged["skips"] = pruned_skips(merged["skips"], new_members)
+            merged[cursor.value] = cursor_after_edit(
+                old_members, _int(data.get(cursor)), new_members
+            )
+        if members in given and skips not in given and skips in merged:
+            merged[skips.value] = pruned_skips(merged[skips], new_members)
     draft: RotationDraft = validated(RotationDraft, merged)
     kept = {name: value for name, value in data.items() if name not in ROTATION_FIELDS}
     plan = check_rotation(draft, rotation_id, now, kept)
@@ -120,10 +134,12 @@ def _edited(
             update[name] = firestore.DELETE_FIELD
     # Recomputed from now on every edit: a day whose post failed definitively opens again,
     # and a resumed rotation takes today's turn if it is still open.
-    update["next_run_at"] = _after_retry_wait(rt, rotation_id, plan)
-    update["updated_at"] = now
-    update["version"] = version_of(data) + 1
-    return update
+    system = RotationWrite(
+        next_run_at=_after_retry_wait(rt, rotation_id, plan),
+        updated_at=now,
+        version=version_of(data) + 1,
+    )
+    return update | system.to_document()
 
 
 def _after_retry_wait(rt: Runtime, rotation_id: str, plan: RotationPlan) -> datetime | None:
@@ -136,9 +152,9 @@ def _after_retry_wait(rt: Runtime, rotation_id: str, plan: RotationPlan) -> date
     day = plan.rotation.today(due)  # a turn is due on its own local date
     entry = rt.db.collection(DELIVERIES).document(rotation_delivery_id(rotation_id, day)).get()
     fields = entry.to_dict() or {}
-    retry_at = fields.get("retry_at")
+    retry_at = fields.get(LedgerField.RETRY_AT)
     if (
-        fields.get("status") == LedgerStatus.RELEASED
+        fields.get(LedgerField.STATUS) == LedgerStatus.RELEASED
         and isinstance(retry_at, datetime)
         and retry_at > due
     ):

@@ -8,13 +8,15 @@ nothing the API stores is later rejected at send time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from composer.models import MessageDraft
+from core.documents.messages import MessageField, MessageWrite
+from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
 from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT
 from core.schedule import recurrence_from_fields, zone
@@ -25,24 +27,33 @@ from formatting.slack_text import to_slack
 SEND_AT_TOLERANCE = timedelta(seconds=60)
 
 # The fields of `scheduled_messages` a caller writes; everything else is the processor's.
-MESSAGE_FIELDS = (
-    "channel",
-    "text",
-    "timezone",
-    "send_at",
-    "expires_at",
-    "rrule",
-    "dtstart",
-    "exdates",
-    "misfire_grace_seconds",
-    "allow_broadcast",
-    "on_ambiguous",
-    "working_days",
-    "on_non_working_day",
+MESSAGE_FIELDS = tuple(
+    field.value
+    for field in (
+        MessageField.CHANNEL,
+        MessageField.TEXT,
+        MessageField.TIMEZONE,
+        MessageField.SEND_AT,
+        MessageField.EXPIRES_AT,
+        MessageField.RRULE,
+        MessageField.DTSTART,
+        MessageField.EXDATES,
+        MessageField.MISFIRE_GRACE_SECONDS,
+        MessageField.ALLOW_BROADCAST,
+        MessageField.ON_AMBIGUOUS,
+        MessageField.WORKING_DAYS,
+        MessageField.ON_NON_WORKING_DAY,
+    )
 )
-_RECURRING_ONLY = ("dtstart", "exdates", "working_days", "on_non_working_day")
-_ONE_OFF_ONLY = ("expires_at",)
+_RECURRING_ONLY = (
+    MessageField.DTSTART.value,
+    MessageField.EXDATES.value,
+    MessageField.WORKING_DAYS.value,
+    MessageField.ON_NON_WORKING_DAY.value,
+)
+_ONE_OFF_ONLY = (MessageField.EXPIRES_AT.value,)
 _ONE_MICROSECOND = timedelta(microseconds=1)
+T = TypeVar("T")
 
 
 class Problems:
@@ -183,50 +194,53 @@ def schedule_fields(draft: MessageDraft) -> dict[str, Any]:
     """The draft as the stored fields `core.schedule` reads."""
     fields = draft.model_dump(exclude_none=True)
     if draft.working_days is not None:
-        fields["working_days"] = draft.working_days.model_dump(exclude_none=True)
+        fields[MessageField.WORKING_DAYS.value] = draft.working_days.model_dump(exclude_none=True)
     return fields
 
 
 def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
-    content: dict[str, Any] = {
-        "channel": draft.channel,
-        "text": draft.text,
-        "timezone": draft.timezone,
-        "allow_broadcast": draft.allow_broadcast,
-    }
-    if draft.on_ambiguous is not None:
-        content["on_ambiguous"] = draft.on_ambiguous
-    if draft.misfire_grace_seconds is not None:
-        content["misfire_grace_seconds"] = draft.misfire_grace_seconds
-    elif recurring:
-        content["misfire_grace_seconds"] = DEFAULT_MISFIRE_GRACE
-    if recurring:
-        content["rrule"] = draft.rrule
-        content["dtstart"] = draft.dtstart
-        if draft.exdates is not None:
-            content["exdates"] = list(draft.exdates)
-        if draft.working_days is not None:
-            content["working_days"] = draft.working_days.model_dump(exclude_none=True)
-        if draft.on_non_working_day is not None:
-            content["on_non_working_day"] = draft.on_non_working_day
-    else:
-        content["send_at"] = draft.send_at
-        if draft.expires_at is not None:
-            content["expires_at"] = draft.expires_at
-    return content
+    grace = draft.misfire_grace_seconds
+    if grace is None and recurring:
+        grace = DEFAULT_MISFIRE_GRACE
+    content = MessageWrite(
+        channel=draft.channel,
+        text=draft.text,
+        timezone=draft.timezone,
+        allow_broadcast=draft.allow_broadcast,
+        on_ambiguous=_given(draft.on_ambiguous),
+        misfire_grace_seconds=_given(grace),
+    )
+    if not recurring:
+        return (
+            replace(content, send_at=_given(draft.send_at), expires_at=_given(draft.expires_at))
+        ).to_document()
+    working_days = draft.working_days
+    return replace(
+        content,
+        rrule=_given(draft.rrule),
+        dtstart=_given(draft.dtstart),
+        exdates=UNSET if draft.exdates is None else list(draft.exdates),
+        working_days=UNSET if working_days is None else working_days.model_dump(exclude_none=True),
+        on_non_working_day=_given(draft.on_non_working_day),
+    ).to_document()
+
+
+def _given(value: T | None) -> T | Unset:
+    """An optional draft field as a write: absent (not written) when not given."""
+    return UNSET if value is None else value
 
 
 def schedule_key(fields: dict[str, Any]) -> tuple[Any, ...]:
     """What decides when a message runs: equal keys mean an edit left the schedule alone."""
-    if fields.get("rrule") is None:
-        return ("once", fields.get("send_at"))
-    working_days = fields.get("working_days")
+    if fields.get(MessageField.RRULE) is None:
+        return ("once", fields.get(MessageField.SEND_AT))
+    working_days = fields.get(MessageField.WORKING_DAYS)
     return (
         "series",
-        fields.get("rrule"),
-        fields.get("dtstart"),
-        fields.get("timezone") or "UTC",
-        tuple(fields.get("exdates") or ()),
+        fields.get(MessageField.RRULE),
+        fields.get(MessageField.DTSTART),
+        fields.get(MessageField.TIMEZONE) or "UTC",
+        tuple(fields.get(MessageField.EXDATES) or ()),
         tuple(sorted(working_days.items())) if isinstance(working_days, dict) else working_days,
-        fields.get("on_non_working_day"),
+        fields.get(MessageField.ON_NON_WORKING_DAY),
     )

@@ -20,6 +20,7 @@ from google.cloud import firestore
 from pydantic import BaseModel
 
 from composer.validation import Problems
+from core.documents.subjects import SubjectField
 from core.errors import BadRequest, Conflict, NotFound, PreconditionFailed
 from core.store import Snapshot
 
@@ -44,7 +45,7 @@ def if_match_from(headers: Any) -> int | None:
 
 def version_of(data: dict[str, Any]) -> int:
     """A document written directly without a version counts as version 0."""
-    version = data.get("version")
+    version = data.get(SubjectField.VERSION)
     return version if isinstance(version, int) and not isinstance(version, bool) else 0
 
 

@@ -1,5 +1,5 @@
 """Domain types shared by every domain: the stored scheduled message as the processor reads
-it, the statuses of messages and ledger entries, and ledger identities."""
+it, and ledger identities. (Statuses, leases and field names: core.documents.)"""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
+from core.documents.messages import MessageField
 from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
 
@@ -51,82 +52,12 @@ def check_instant(value: object, field: str) -> datetime:
     return value
 
 
-class Status:
-    """`scheduled_messages.status` values (the contract's list)."""
-
-    PENDING = "pending"
-    RECURRING = "recurring"
-    SENDING = "sending"
-    SENT = "sent"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    PAUSED = "paused"
-    UNCONFIRMED = "unconfirmed"
-
-    WAITING = (PENDING, RECURRING)
-
-
-class LedgerStatus:
-    """`deliveries.status` values. `released` is our addition: the occurrence was not
-    delivered (rate limited, or proven undelivered) and may be claimed again."""
-
-    CLAIMED = "claimed"
-    SENT = "sent"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    UNCONFIRMED = "unconfirmed"
-    RELEASED = "released"
-
-    RECLAIMABLE = (RELEASED, FAILED)
-
-
 def format_instant(instant: datetime) -> str:
     """A compact UTC stamp for ids; sub-second precision only when there is some, so two
     occurrences in one second never share a ledger entry."""
     if instant.microsecond:
         return instant.strftime("%Y%m%dT%H%M%S.%fZ")
     return instant.strftime("%Y%m%dT%H%M%SZ")
-
-
-@dataclass(frozen=True)
-class Lease:
-    """A claim's `lease` on its subject, the one place its stored shape is written: who holds
-    the occurrence's send and until when, and which occurrence it is (a message's instant,
-    or a rotation's local day and whose turn it is)."""
-
-    owner: str | None
-    expires_at: datetime | None
-    occurrence_at: datetime | None = None
-    occurrence_date: str | None = None
-    member: str | None = None
-
-    def to_document(self) -> dict[str, Any]:
-        if self.occurrence_date is None:
-            occurrence: dict[str, Any] = {"occurrence_at": self.occurrence_at}
-        else:
-            occurrence = {"occurrence_date": self.occurrence_date, "member": self.member}
-        return {"owner": self.owner, "expires_at": self.expires_at, **occurrence}
-
-
-def usable_lease(lease: object) -> bool:
-    """Whether a stored `lease` is one a pass can settle: a map with a timestamp
-    `expires_at`, as every lease this product writes is."""
-    return isinstance(lease, dict) and isinstance(lease.get("expires_at"), datetime)
-
-
-def invalid_lease(lease: object) -> DocumentError:
-    return DocumentError(
-        "invalid_lease",
-        f"lease {lease!r} is not a map with a timestamp expires_at; no worker holds it",
-    )
-
-
-def check_lease(lease: object) -> None:
-    """DocumentError `invalid_lease` when a stored `lease` is there (not empty) but not
-    usable: written by hand, it holds no claim, and no pass would ever settle it."""
-    if lease and not usable_lease(lease):
-        raise invalid_lease(lease)
 
 
 def message_delivery_id(message_id: str, occurrence_at: datetime) -> str:
@@ -170,34 +101,34 @@ class Message:
 
     @classmethod
     def from_document(cls, doc_id: str, data: dict[str, Any]) -> Message:
-        channel = data.get("channel")
+        channel = data.get(MessageField.CHANNEL)
         if not isinstance(channel, str) or not channel.strip():
             raise DocumentError("missing_channel", "channel is required")
         if not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
-        text = data.get("text")
+        text = data.get(MessageField.TEXT)
         if not isinstance(text, str) or not text.strip():
             raise DocumentError("empty_text", "text is required and must not be blank")
         if len(text) > MAX_TEXT:
             raise DocumentError("text_too_long", f"text has {len(text)} characters (max 40000)")
-        timezone = data.get("timezone") or "UTC"
+        timezone = data.get(MessageField.TIMEZONE) or "UTC"
         if not isinstance(timezone, str):
             raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
         zone(timezone)
         recurrence = recurrence_from_fields(data)
-        expires_at = data.get("expires_at")
+        expires_at = data.get(MessageField.EXPIRES_AT)
         if expires_at is not None:
-            check_instant(expires_at, "expires_at")
-        if data.get("send_at") is not None:
-            check_instant(data["send_at"], "send_at")
-        grace = data.get("misfire_grace_seconds", DEFAULT_MISFIRE_GRACE)
+            check_instant(expires_at, MessageField.EXPIRES_AT)
+        if data.get(MessageField.SEND_AT) is not None:
+            check_instant(data[MessageField.SEND_AT], MessageField.SEND_AT)
+        grace = data.get(MessageField.MISFIRE_GRACE_SECONDS, DEFAULT_MISFIRE_GRACE)
         if type(grace) is not int or not 0 <= grace <= MAX_MISFIRE_GRACE:
             raise DocumentError(
                 "invalid_misfire_grace_seconds",
                 f"misfire_grace_seconds must be an int from 0 to {MAX_MISFIRE_GRACE}, "
                 f"got {grace!r}",
             )
-        allow_broadcast = data.get("allow_broadcast", False)
+        allow_broadcast = data.get(MessageField.ALLOW_BROADCAST, False)
         if not isinstance(allow_broadcast, bool):
             raise DocumentError(
                 "invalid_allow_broadcast",

@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.models import CHANNEL_ID, MAX_TEXT
 from core.schedule import to_utc, zone
@@ -35,7 +36,6 @@ SEND_TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
 LOCAL_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 DEFAULT_WEEKDAYS = (0, 1, 2, 3, 4)
 PLACEHOLDER = "{member}"
-ACTIVE, PAUSED = "active", "paused"
 # Weekdays and a holiday calendar leave a turn day within any few weeks; a year without one
 # means the rotation has none (it is never due).
 _SEARCH_DAYS = 366
@@ -59,17 +59,17 @@ class Rotation:
 
     @classmethod
     def from_document(cls, doc_id: str, data: Mapping[str, Any]) -> Rotation:
-        channel = data.get("channel")
+        channel = data.get(RotationField.CHANNEL)
         if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
-        members = _members(data.get("members"))
-        timezone = data.get("timezone") or "UTC"
+        members = _members(data.get(RotationField.MEMBERS))
+        timezone = data.get(RotationField.TIMEZONE) or "UTC"
         if not isinstance(timezone, str):
             raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
-        send_time = data.get("send_time")
+        send_time = data.get(RotationField.SEND_TIME)
         if not isinstance(send_time, str) or not SEND_TIME.match(send_time):
             raise DocumentError("invalid_send_time", f"send_time {send_time!r} is not HH:MM")
-        weekdays = data.get("weekdays", list(DEFAULT_WEEKDAYS))
+        weekdays = data.get(RotationField.WEEKDAYS, list(DEFAULT_WEEKDAYS))
         if (
             not isinstance(weekdays, list)
             or not weekdays
@@ -78,15 +78,15 @@ class Rotation:
             raise DocumentError(
                 "invalid_weekdays", f"weekdays must be days 0 (Monday)..6, got {weekdays!r}"
             )
-        text = data.get("text")
+        text = data.get(RotationField.TEXT)
         if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
             raise DocumentError("invalid_text", "text must be 1..40000 characters, not blank")
-        cursor = data.get("cursor", 0)
+        cursor = data.get(RotationField.CURSOR, 0)
         if not isinstance(cursor, int) or isinstance(cursor, bool):
             raise DocumentError("invalid_cursor", f"cursor {cursor!r} is not an int")
         working_days = None
-        if data.get("working_days") is not None:
-            working_days = WorkingDays.from_fields(data["working_days"])
+        if data.get(RotationField.WORKING_DAYS) is not None:
+            working_days = WorkingDays.from_fields(data[RotationField.WORKING_DAYS])
         return cls(
             doc_id,
             channel,
@@ -96,8 +96,10 @@ class Rotation:
             frozenset(weekdays),
             text,
             cursor % len(members),  # an out-of-range cursor continues the order, never fails
-            _optional_date(data.get("last_processed_date"), "last_processed_date"),
-            parse_skips(data.get("skips")),
+            _optional_date(
+                data.get(RotationField.LAST_PROCESSED_DATE), RotationField.LAST_PROCESSED_DATE
+            ),
+            parse_skips(data.get(RotationField.SKIPS)),
             working_days,
         )
 

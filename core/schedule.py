@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dateutil.rrule import rrule
 
 from core.anchor import MAX_WALK, Anchor, last_at_or_before, restart, too_long
+from core.documents.messages import MessageField
 from core.errors import DocumentError
 from core.rules import MAX_EXDATES, evaluate, parse_rule
 from core.working_days import MAX_SHIFT, NEXT_WORKING_DAY, WorkingDays
@@ -235,18 +236,18 @@ class Recurrence:
 def recurrence_from_fields(data: Mapping[str, Any]) -> Recurrence | None:
     """The series a stored (or draft) message describes, None for a one-off. Raises
     DocumentError with the code of the first bad field."""
-    body = data.get("rrule")
+    body = data.get(MessageField.RRULE)
     if body is None:
         return None
     if not isinstance(body, str):
         raise DocumentError("invalid_rrule", f"rrule {body!r} is not a string")
-    dtstart = data.get("dtstart")
+    dtstart = data.get(MessageField.DTSTART)
     if not isinstance(dtstart, str):
         raise DocumentError("invalid_dtstart", "a recurring message needs dtstart")
-    timezone = data.get("timezone") or "UTC"
+    timezone = data.get(MessageField.TIMEZONE) or "UTC"
     if not isinstance(timezone, str):
         raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
-    exdates = data.get("exdates") or []
+    exdates = data.get(MessageField.EXDATES) or []
     if not isinstance(exdates, list) or not all(isinstance(x, str) for x in exdates):
         raise DocumentError("invalid_exdates", "exdates must be a list of strings")
     if len(exdates) > MAX_EXDATES:
@@ -254,14 +255,16 @@ def recurrence_from_fields(data: Mapping[str, Any]) -> Recurrence | None:
             "invalid_exdates", f"exdates lists {len(exdates)} times; at most {MAX_EXDATES}"
         )
     working_days = None
-    if data.get("working_days") is not None:
-        working_days = WorkingDays.from_fields(data["working_days"], data.get("on_non_working_day"))
-    elif data.get("on_non_working_day") is not None:
+    if data.get(MessageField.WORKING_DAYS) is not None:
+        working_days = WorkingDays.from_fields(
+            data[MessageField.WORKING_DAYS], data.get(MessageField.ON_NON_WORKING_DAY)
+        )
+    elif data.get(MessageField.ON_NON_WORKING_DAY) is not None:
         raise DocumentError(
             "invalid_on_non_working_day", "on_non_working_day needs working_days to apply to"
         )
     recurrence = Recurrence.parse(body, dtstart, timezone, exdates, working_days)
-    return recurrence.anchored(Anchor.from_fields(data.get("anchor")))
+    return recurrence.anchored(Anchor.from_fields(data.get(MessageField.ANCHOR)))
 
 
 def resume_next_run_at(recurrence: Recurrence, now: datetime) -> datetime | None:
@@ -277,7 +280,7 @@ def upcoming(draft: Mapping[str, Any], now: datetime, count: int) -> list[Occurr
     (`rrule`, `dtstart`, `timezone`, `exdates`, `working_days`, `on_non_working_day`) or a
     one-off (`send_at`, an aware datetime; returned even when past, as it would be sent at
     once). Writes nothing; raises DocumentError naming the first bad field."""
-    timezone = draft.get("timezone") or "UTC"
+    timezone = draft.get(MessageField.TIMEZONE) or "UTC"
     if not isinstance(timezone, str):
         raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
     tz = zone(timezone)
@@ -285,7 +288,7 @@ def upcoming(draft: Mapping[str, Any], now: datetime, count: int) -> list[Occurr
     if recurrence is not None:
         instants = list(itertools.islice(recurrence.occurrences_after(now - _JUST_BEFORE), count))
     else:
-        send_at = draft.get("send_at")
+        send_at = draft.get(MessageField.SEND_AT)
         if not isinstance(send_at, datetime) or send_at.tzinfo is None:
             raise DocumentError(
                 "invalid_send_at", "a one-off needs send_at as a timestamp with an offset"

@@ -14,8 +14,10 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_document import DocumentSnapshot
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from core.models import Status
-from core.rotation import ACTIVE
+from core.documents.leases import LEASE, LeaseField
+from core.documents.messages import WAITING, MessageField, Status
+from core.documents.rotations import RotationField, RotationStatus
+from core.documents.subjects import SubjectField
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -86,22 +88,23 @@ def due_messages(
     index, merged. Materialised: iterating a live stream while doing slow work per document
     has crashed inside the client's retry path."""
     if not excluding:
-        return _due(db, now, limit, channels, FieldFilter("status", "in", list(Status.WAITING)))
-    if len(excluding) > MAX_EXCLUDED:
-        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+        waiting = FieldFilter(MessageField.STATUS, "in", list(WAITING))
+        return _due(db, MESSAGES, now, limit, channels, waiting)
+    not_in = _not_in(excluding)
     merged = [
         snap
-        for status in Status.WAITING
+        for status in WAITING
         for snap in _due(
             db,
+            MESSAGES,
             now,
             limit,
             channels,
-            FieldFilter("status", "==", status),
-            FieldFilter("channel", "not-in", list(excluding)),
+            FieldFilter(MessageField.STATUS, "==", status),
+            not_in,
         )
     ]
-    merged.sort(key=lambda snap: (snap.get("next_run_at"), snap.id))
+    merged.sort(key=lambda snap: (snap.get(MessageField.NEXT_RUN_AT), snap.id))
     return merged[:limit]
 
 
@@ -109,22 +112,30 @@ def due_messages(
 MAX_EXCLUDED = 10
 
 
+def _not_in(excluding: Sequence[str]) -> FieldFilter:
+    """The filter leaving out documents posting to `excluding` (and any without a channel)."""
+    if len(excluding) > MAX_EXCLUDED:
+        raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
+    return FieldFilter(SubjectField.CHANNEL, "not-in", list(excluding))
+
+
 def _due(
     db: firestore.Client,
+    collection: str,
     now: datetime,
     limit: int,
     channels: ChannelRange | None,
     *filters: FieldFilter,
 ) -> list[Snapshot]:
-    query = db.collection(MESSAGES).where(filter=filters[0])
-    query = query.where(filter=FieldFilter("next_run_at", "<=", now))
+    query = db.collection(collection).where(filter=filters[0])
+    query = query.where(filter=FieldFilter(SubjectField.NEXT_RUN_AT, "<=", now))
     for field_filter in filters[1:]:
         query = query.where(filter=field_filter)
     if channels is not None:
-        query = query.where(filter=FieldFilter("channel", ">=", channels.low))
+        query = query.where(filter=FieldFilter(SubjectField.CHANNEL, ">=", channels.low))
         if channels.high is not None:
-            query = query.where(filter=FieldFilter("channel", "<", channels.high))
-    return list(query.order_by("next_run_at").limit(limit).stream())
+            query = query.where(filter=FieldFilter(SubjectField.CHANNEL, "<", channels.high))
+    return list(query.order_by(SubjectField.NEXT_RUN_AT).limit(limit).stream())
 
 
 def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
@@ -132,9 +143,9 @@ def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snap
     ambiguous. Through the (status, lease.expires_at) composite index."""
     query = (
         db.collection(MESSAGES)
-        .where(filter=FieldFilter("status", "==", Status.SENDING))
-        .where(filter=FieldFilter("lease.expires_at", "<=", now))
-        .order_by("lease.expires_at")
+        .where(filter=FieldFilter(MessageField.STATUS, "==", Status.SENDING))
+        .where(filter=FieldFilter(LeaseField.EXPIRES_AT.path, "<=", now))
+        .order_by(LeaseField.EXPIRES_AT.path)
         .limit(limit)
     )
     return list(query.stream())
@@ -149,26 +160,30 @@ def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
     (status, lease) composite index."""
     query = (
         db.collection(MESSAGES)
-        .where(filter=FieldFilter("status", "==", Status.SENDING))
-        .order_by("lease")
+        .where(filter=FieldFilter(MessageField.STATUS, "==", Status.SENDING))
+        .order_by(LEASE)
     )
-    least = {"lease": {"expires_at": datetime(1, 1, 1, tzinfo=UTC)}}
+    least = {LEASE: {LeaseField.EXPIRES_AT.value: datetime(1, 1, 1, tzinfo=UTC)}}
     before = list(query.end_before(least).limit(limit).stream())
-    after = list(query.start_at({"lease": {"expires_at": ""}}).limit(limit).stream())
+    after = list(query.start_at({LEASE: {LeaseField.EXPIRES_AT.value: ""}}).limit(limit).stream())
     return before + after
 
 
-def due_rotations(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
-    """Active rotations whose next turn is due, through the (status, next_run_at) index.
-    Whether the turn is really today's (and still open) is decided on the document."""
-    query = (
-        db.collection(ROTATIONS)
-        .where(filter=FieldFilter("status", "==", ACTIVE))
-        .where(filter=FieldFilter("next_run_at", "<=", now))
-        .order_by("next_run_at")
-        .limit(limit)
-    )
-    return list(query.stream())
+def due_rotations(
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None = None,
+    excluding: Sequence[str] = (),
+) -> list[Snapshot]:
+    """Active rotations whose next turn is due, oldest first, through the (status,
+    next_run_at) index; with `channels` or `excluding`, as `due_messages` (through (status,
+    next_run_at, channel)). Whether the turn is really today's (and still open) is decided
+    on the document."""
+    filters = [FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE)]
+    if excluding:
+        filters.append(_not_in(excluding))
+    return _due(db, ROTATIONS, now, limit, channels, *filters)
 
 
 def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
@@ -176,8 +191,8 @@ def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> 
     settled either way)."""
     query = (
         db.collection(ROTATIONS)
-        .where(filter=FieldFilter("lease.expires_at", "<=", now))
-        .order_by("lease.expires_at")
+        .where(filter=FieldFilter(LeaseField.EXPIRES_AT.path, "<=", now))
+        .order_by(LeaseField.EXPIRES_AT.path)
         .limit(limit)
     )
     return list(query.stream())

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import FrameType
@@ -31,6 +32,8 @@ from zoneinfo import ZoneInfo
 from google.api_core.exceptions import AlreadyExists
 from google.cloud import firestore
 
+from core.documents.messages import MessageWrite, Status
+from core.documents.rotations import RotationStatus, RotationWrite
 from core.settings import PUBSUB, Settings
 from core.store import MESSAGES, ROTATIONS
 from emulator.firestore import FirestoreEmulator
@@ -54,74 +57,61 @@ DELIVER_PORT = int(os.environ.get("LOCAL_DELIVER_PORT", "8082"))
 PUSH_PORT = int(os.environ.get("LOCAL_PUSH_PORT", "8083"))
 
 
-def examples(now: datetime, channel: str) -> dict[str, dict[str, Any]]:
+def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
     """A few schedules that show what the product does, due within the first minutes."""
     soon = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    one_off = MessageWrite(channel=channel, status=Status.PENDING, send_at=now, next_run_at=now)
     return {
-        "example-welcome": {
-            "channel": channel,
-            "text": "Welcome! This one-off message was due when `make run` started.",
-            "status": "pending",
-            "send_at": now,
-            "next_run_at": now,
-        },
-        "example-every-minute": {
-            "channel": channel,
-            "text": "Recurring: every minute, three times (FREQ=MINUTELY;COUNT=3).",
-            "timezone": "Europe/Berlin",
-            "rrule": "FREQ=MINUTELY;COUNT=3",
-            "dtstart": soon.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M"),
-            "status": "recurring",
-            "next_run_at": soon,
-        },
-        "example-no-broadcast": {
-            "channel": channel,
-            "text": "Heads up <!channel> & @here: user text never pings everyone.",
-            "status": "pending",
-            "send_at": now,
-            "next_run_at": now,
-        },
-        "example-bad-timezone": {
-            "channel": channel,
-            "text": "This one is stored with a timezone that does not exist.",
-            "timezone": "Mars/Olympus_Mons",
-            "status": "pending",
-            "send_at": now,
-            "next_run_at": now,
-        },
+        "example-welcome": replace(
+            one_off, text="Welcome! This one-off message was due when `make run` started."
+        ),
+        "example-every-minute": MessageWrite(
+            channel=channel,
+            text="Recurring: every minute, three times (FREQ=MINUTELY;COUNT=3).",
+            timezone="Europe/Berlin",
+            rrule="FREQ=MINUTELY;COUNT=3",
+            dtstart=soon.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M"),
+            status=Status.RECURRING,
+            next_run_at=soon,
+        ),
+        "example-no-broadcast": replace(
+            one_off, text="Heads up <!channel> & @here: user text never pings everyone."
+        ),
+        "example-bad-timezone": replace(
+            one_off,
+            text="This one is stored with a timezone that does not exist.",
+            timezone="Mars/Olympus_Mons",
+        ),
     }
 
 
-def example_rotation(now: datetime, channel: str) -> dict[str, Any]:
+def example_rotation(now: datetime, channel: str) -> RotationWrite:
     """A daily rotation whose turn today was due a minute ago: the first pass posts it."""
     local = now.astimezone(ZoneInfo("Europe/Berlin")) - timedelta(minutes=1)
-    return {
-        "name": "Stand-up host",
-        "channel": channel,
-        "members": ["U0DEMOANA", "U0DEMOBEN", "U0DEMOCEM"],
-        "timezone": "Europe/Berlin",
-        "send_time": local.strftime("%H:%M"),
-        "weekdays": list(range(7)),
-        "text": "Today's stand-up host is {member} (a rotation: one turn a day).",
-        "cursor": 0,
-        "status": "active",
-        "next_run_at": now,
-    }
+    return RotationWrite(
+        name="Stand-up host",
+        channel=channel,
+        members=["U0DEMOANA", "U0DEMOBEN", "U0DEMOCEM"],
+        timezone="Europe/Berlin",
+        send_time=local.strftime("%H:%M"),
+        weekdays=list(range(7)),
+        text="Today's stand-up host is {member} (a rotation: one turn a day).",
+        cursor=0,
+        status=RotationStatus.ACTIVE,
+        next_run_at=now,
+    )
 
 
 def seed(project: str, channel: str) -> None:
     db = firestore.Client(project=project)
     now = datetime.now(UTC)
     for doc_id, data in examples(now, channel).items():
-        db.collection(MESSAGES).document(doc_id).set(
-            {**data, "created_at": now, "updated_at": now, "version": 1}
-        )
-        print(f"seeded {doc_id}: {data['text']}", flush=True)
-    rotation = example_rotation(now, channel)
-    db.collection(ROTATIONS).document("example-rotation").set(
-        {**rotation, "created_at": now, "updated_at": now, "version": 1}
-    )
-    print(f"seeded example-rotation: {rotation['text']}", flush=True)
+        created = replace(data, created_at=now, updated_at=now, version=1)
+        db.collection(MESSAGES).document(doc_id).set(created.to_document())
+        print(f"seeded {doc_id}: {data.text}", flush=True)
+    rotation = replace(example_rotation(now, channel), created_at=now, updated_at=now, version=1)
+    db.collection(ROTATIONS).document("example-rotation").set(rotation.to_document())
+    print(f"seeded example-rotation: {rotation.text}", flush=True)
 
 
 def tick(token: str) -> dict[str, Any]:

@@ -4,24 +4,24 @@ series stores its anchor (core.anchor) in the same write, so the next search sta
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from google.cloud import firestore
-
 from core import logs
+from core.documents.errors import StoredError
+from core.documents.messages import MessageWrite, Status
+from core.documents.write import DELETE, UNSET, Delete, Unset
 from core.errors import DocumentError
-from core.models import Message, Status
+from core.models import Message
 
 
-def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
-    update: dict[str, Any] = {
-        "lease": firestore.DELETE_FIELD,
-        "occurrence_at": firestore.DELETE_FIELD,
-        "attempts": 0,
-    }
+def settled(message: Message, occurrence: datetime) -> MessageWrite:
+    """The message once `occurrence` is settled: its lease, its pinned occurrence and its
+    attempts cleared; a one-off `sent`, a series at its next occurrence or `completed`."""
+    update = MessageWrite(lease=DELETE, occurrence_at=DELETE, attempts=0)
     if message.recurrence is None:
-        return update | {"status": Status.SENT}
+        return replace(update, status=Status.SENT)
     # From the series' start, never from now: a late tick cannot drift the series. If that
     # occurrence is already past (a repair, a long retry), the next claim's catch-up decides
     # whether it is still sent or recorded as missed (processor/claim.py).
@@ -35,17 +35,16 @@ def after_occurrence(message: Message, occurrence: datetime) -> dict[str, Any]:
             error_code=exc.code,
             error_message=exc.message,
         )
-        error = {"code": exc.code, "message": exc.message}
-        return update | {"status": Status.FAILED, "last_error": error}
-    update |= anchor_field(anchored)
+        return replace(update, status=Status.FAILED, last_error=StoredError(exc.code, exc.message))
+    update = replace(update, anchor=stored_anchor(anchored))
     if following is None:
-        return update | {"status": Status.COMPLETED}
-    return update | {"status": Status.RECURRING, "next_run_at": following}
+        return replace(update, status=Status.COMPLETED)
+    return replace(update, status=Status.RECURRING, next_run_at=following)
 
 
-def anchor_field(message: Message) -> dict[str, Any]:
-    """The stored `anchor` of a series (nothing for a one-off): where its rule restarts."""
+def stored_anchor(message: Message) -> dict[str, Any] | Delete | Unset:
+    """The stored `anchor` of a series (unset for a one-off): where its rule restarts."""
     if message.recurrence is None:
-        return {}
+        return UNSET
     anchor = message.recurrence.anchor
-    return {"anchor": firestore.DELETE_FIELD if anchor is None else anchor.to_fields()}
+    return DELETE if anchor is None else anchor.to_fields()

@@ -14,40 +14,41 @@ ends `failed` (code `expired`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
+from core.documents.deliveries import RECLAIMABLE, LedgerField, LedgerStatus, LedgerWrite
+from core.documents.errors import StoredError
+from core.documents.leases import Lease
+from core.documents.messages import WAITING, MessageField, MessageWrite, Status
+from core.documents.write import DELETE
 from core.errors import DocumentError
-from core.models import (
-    Lease,
-    LedgerStatus,
-    Message,
-    Status,
-    check_instant,
-    message_delivery_id,
-)
+from core.models import Message, check_instant, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
-from messages.advance import after_occurrence, anchor_field
+from messages.advance import settled, stored_anchor
 from messages.kind import MESSAGE_KIND
 from messages.missed import counted, log_missed, missed_records, skip_missed
 from processor.abc import Missed
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
-from processor.ledger_entries import new_ledger_entry
+from processor.ledger_entries import message_entry
 from processor.outcome import Result
 from processor.reject import reject
+
+EXPIRED = "expired"  # the code of a one-off that passed its `expires_at` unsent
 
 
 def occurrence_of(data: dict[str, Any]) -> datetime:
     """The occurrence a waiting message delivers next: `next_run_at`, unless a released
     attempt is being retried later (then `occurrence_at` keeps its identity)."""
-    return check_instant(data.get("occurrence_at") or data.get("next_run_at"), "occurrence_at")
+    pinned = data.get(MessageField.OCCURRENCE_AT)
+    return check_instant(pinned or data.get(MessageField.NEXT_RUN_AT), MessageField.OCCURRENCE_AT)
 
 
 def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) -> datetime | None:
@@ -57,7 +58,7 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     if message.expired(now):
         return None
     occurrence = occurrence_of(data)
-    if message.recurrence is None or data.get("occurrence_at") is not None:
+    if message.recurrence is None or data.get(MessageField.OCCURRENCE_AT) is not None:
         return occurrence
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
@@ -67,10 +68,10 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
     a Result when there is none to claim (settled here, or not due after all)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
-    due = data.get("next_run_at")
-    if data.get("status") not in Status.WAITING or not isinstance(due, datetime) or due > now:
+    due = data.get(MessageField.NEXT_RUN_AT)
+    if data.get(MessageField.STATUS) not in WAITING or not isinstance(due, datetime) or due > now:
         return Result.SKIPPED  # claimed, settled or edited since it was found due
-    if data.get("deleted"):
+    if data.get(MessageField.DELETED):
         return _retire_deleted(rt, snap, now)
     try:
         message = Message.from_document(snap.id, data)
@@ -85,7 +86,7 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
         # finalize goes on from there).
         message = message.reanchored(occurrence)
         plan = None
-        if message.recurrence is not None and data.get("occurrence_at") is None:
+        if message.recurrence is not None and data.get(MessageField.OCCURRENCE_AT) is None:
             # (A released retry keeps its occurrence: it was due in time, not a misfire.)
             plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
     except DocumentError as exc:
@@ -116,34 +117,36 @@ class MessagePlan:
         return cls(message, occurrence, ref, missed, rt.worker_id)
 
     def new_entry(self) -> dict[str, Any]:
-        return new_ledger_entry(self.message, self.occurrence_at, self.worker_id)
+        return message_entry(self.message, self.occurrence_at, self.worker_id, LedgerWrite())
 
-    def claim_fields(self) -> dict[str, Any]:
-        return {}
+    def claim_fields(self) -> LedgerWrite:
+        return LedgerWrite()
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
-        return {
-            "status": Status.SENDING,
-            "lease": Lease(owner, expires_at, self.occurrence_at).to_document(),
-            "attempts": attempts,
-            **counted(missed),
-            **anchor_field(self.message),
-        }
+    ) -> MessageWrite:
+        return MessageWrite(
+            status=Status.SENDING,
+            lease=Lease(owner, expires_at, self.occurrence_at),
+            attempts=attempts,
+            missed_count=counted(missed),
+            anchor=stored_anchor(self.message),
+        )
 
     def repaired(
         self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
-        status = entry.get("status")
+    ) -> MessageWrite:
+        status = entry.get(LedgerField.STATUS)
         if status == LedgerStatus.CLAIMED:
-            lease = Lease(entry.get("worker"), entry.get("lease_expires_at"), self.occurrence_at)
-            update = {"status": Status.SENDING, "lease": lease.to_document()}
+            worker, expires = entry.get(LedgerField.WORKER), entry.get(LedgerField.LEASE_EXPIRES_AT)
+            update = MessageWrite(
+                status=Status.SENDING, lease=Lease(worker, expires, self.occurrence_at)
+            )
         elif status == LedgerStatus.UNCONFIRMED:
-            update = {"status": Status.UNCONFIRMED}
+            update = MessageWrite(status=Status.UNCONFIRMED)
         else:  # sent or skipped: that occurrence is done, move past it
-            update = after_occurrence(self.message, self.occurrence_at)
-        return update | counted(missed)
+            update = settled(self.message, self.occurrence_at)
+        return replace(update, missed_count=counted(missed))
 
     def subject(self, entry: dict[str, Any] | None) -> Message:
         return self.message
@@ -155,7 +158,7 @@ class MessagePlan:
         log_missed(self.message, missed)
 
     def log_fields(self) -> dict[str, Any]:
-        return {"occurrence_at": self.occurrence_at}
+        return {LedgerField.OCCURRENCE_AT.value: self.occurrence_at}
 
 
 def _expire(
@@ -163,38 +166,26 @@ def _expire(
 ) -> Result:
     """A one-off past its `expires_at` is never sent: it ends `failed` (code `expired`) and
     its ledger entry says so, so the deliveries listing shows why nothing was posted."""
-    error = {
-        "code": "expired",
-        "message": f"not sent: expires_at {message.expires_at} passed first",
-        "at": now,
-    }
+    error = StoredError(EXPIRED, f"not sent: expires_at {message.expires_at} passed first", now)
+    failed = MessageWrite(
+        status=Status.FAILED, last_error=error, lease=DELETE, occurrence_at=DELETE
+    ).stamped(now)
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        {
-            "status": Status.FAILED,
-            "last_error": error,
-            "lease": firestore.DELETE_FIELD,
-            "occurrence_at": firestore.DELETE_FIELD,
-            "updated_at": now,
-            "version": firestore.Increment(1),
-        },
+        failed.to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     ledger_ref = rt.db.collection(DELIVERIES).document(message_delivery_id(snap.id, occurrence))
     ledger = ledger_ref.get()
     entry = ledger.to_dict() or {}
     if not ledger.exists:
-        batch.create(
-            ledger_ref,
-            new_ledger_entry(
-                message, occurrence, rt.worker_id, status=LedgerStatus.FAILED, error=error
-            ),
-        )
-    elif entry.get("status") in LedgerStatus.RECLAIMABLE:
+        ledger_failed = LedgerWrite(status=LedgerStatus.FAILED, error=error)
+        batch.create(ledger_ref, message_entry(message, occurrence, rt.worker_id, ledger_failed))
+    elif entry.get(LedgerField.STATUS) in RECLAIMABLE:
         batch.update(
             ledger_ref,
-            {"status": LedgerStatus.FAILED, "error": error},
+            LedgerWrite(status=LedgerStatus.FAILED, error=error).to_document(),
             option=rt.db.write_option(last_update_time=ledger.update_time),
         )
     else:  # sent, claimed or unconfirmed: that is the truth, not the expiry
@@ -209,8 +200,8 @@ def _expire(
         status="failed",
         message_id=snap.id,
         occurrence_at=occurrence,
-        error_code="expired",
-        detail=str(error["message"]),
+        error_code=EXPIRED,
+        detail=str(error.message),
         delivery_id=ledger_ref.id,
         channel=message.channel,
     )
@@ -222,7 +213,7 @@ def _retire_deleted(rt: Runtime, snap: Snapshot, now: datetime) -> Result:
     queries instead of being skipped on every tick."""
     try:
         snap.reference.update(
-            {"status": Status.CANCELLED, "updated_at": now, "version": firestore.Increment(1)},
+            MessageWrite(status=Status.CANCELLED).stamped(now).to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
     except FailedPrecondition:
@@ -233,7 +224,7 @@ def _retire_deleted(rt: Runtime, snap: Snapshot, now: datetime) -> Result:
 def reject_document(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
     """A message that cannot be sent as it is ends `failed` with a code saying why; the
     pass goes on."""
-    due = (snap.to_dict() or {}).get("next_run_at")
+    due = (snap.to_dict() or {}).get(MessageField.NEXT_RUN_AT)
     detail = f"cannot be sent as stored: {exc.message}"
     occurrence = due if isinstance(due, datetime) else None
     return reject(

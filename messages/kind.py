@@ -13,18 +13,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from google.cloud import firestore
-
+from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, LeaseField
+from core.documents.messages import MessageField, MessageWrite, Status
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, Status, message_delivery_id
+from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
-from messages.advance import after_occurrence
+from messages.advance import settled
 from messages.settle import message_settle_writes
 from processor import tick
 from processor.abc import (
@@ -48,9 +52,9 @@ _DELIVERED = {
 
 
 class MessageKind:
-    name = "message"
+    name = LedgerKind.MESSAGE
     collection = MESSAGES
-    id_field = "message_id"
+    id_field = LedgerField.MESSAGE_ID
     noun = "a sending message"
     summary_key: str | None = None
 
@@ -91,7 +95,7 @@ class MessageKind:
         except DocumentError as exc:
             detail = f"{self.noun} no longer parses: {exc.message}"
             raise LeaseUnreadable(exc.code, detail) from None
-        occurrence = (data.get("lease") or {}).get("occurrence_at")
+        occurrence = (data.get(LEASE) or {}).get(LeaseField.OCCURRENCE_AT)
         if not isinstance(occurrence, datetime):
             raise LeaseUnreadable("invalid_lease", f"{self.noun}'s lease names no occurrence")
         return Leased(occurrence, message_delivery_id(subject_id, occurrence), {})
@@ -110,62 +114,52 @@ class MessageKind:
     def outcome_writes(
         self, claim: Claim[Message], post: PostResult, now: datetime, max_attempts: int
     ) -> Writes:
-        error: dict[str, Any] = {"code": post.code, "message": post.detail, "at": now}
+        error = StoredError(post.code, post.detail, now)
         if post.outcome is Outcome.DELIVERED:
-            message: dict[str, Any] = after_occurrence(claim.subject, claim.occurrence_at) | {
-                "last_slack_ts": post.ts,
-                "last_sent_at": now,
-                "sent_count": firestore.Increment(1),
-                "last_error": firestore.DELETE_FIELD,
-            }
-            ledger: dict[str, Any] = {
-                "status": LedgerStatus.SENT,
-                "slack_ts": post.ts,
-                "sent_at": now,
-            }
-            return Writes(message, ledger, _DELIVERED[message["status"]])
+            message = replace(
+                settled(claim.subject, claim.occurrence_at),
+                last_slack_ts=post.ts,
+                last_sent_at=now,
+                sent_count=INCREMENT,
+                last_error=DELETE,
+            )
+            ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
+            assert isinstance(message.status, Status)  # settling always sets one
+            return Writes(message, ledger, _DELIVERED[message.status])
         if post.outcome is Outcome.FAILED:
-            message = {
-                "status": Status.FAILED,
-                "lease": firestore.DELETE_FIELD,
-                "last_error": error,
-            }
-            return Writes(message, {"status": LedgerStatus.FAILED, "error": error}, Result.FAILED)
+            message = MessageWrite(status=Status.FAILED, lease=DELETE, last_error=error)
+            ledger = LedgerWrite(status=LedgerStatus.FAILED, error=error)
+            return Writes(message, ledger, Result.FAILED)
         if post.outcome is Outcome.RETRY_LATER:
             retry_at = now + timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
-            message = {
-                "status": Status.RECURRING if claim.subject.is_recurring else Status.PENDING,
-                "next_run_at": retry_at,
+            message = MessageWrite(
+                status=Status.RECURRING if claim.subject.is_recurring else Status.PENDING,
+                next_run_at=retry_at,
                 # Keeps the retry on the same ledger entry although next_run_at moved.
-                "occurrence_at": claim.occurrence_at,
-                "lease": firestore.DELETE_FIELD,
-                "last_error": error,
-            }
-            ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
+                occurrence_at=claim.occurrence_at,
+                lease=DELETE,
+                last_error=error,
+            )
+            ledger = LedgerWrite(status=LedgerStatus.RELEASED, error=error, retry_at=retry_at)
             return Writes(message, ledger, Result.RELEASED)
         # Ambiguous: Slack may have posted it. Keep the claim (and its lease) so nobody
         # resends it blindly; reconciliation settles it once the lease has expired.
-        return Writes({"last_error": error}, {"error": error}, Result.AMBIGUOUS)
+        return Writes(MessageWrite(last_error=error), LedgerWrite(error=error), Result.AMBIGUOUS)
 
-    def unconfirmed_writes(self, claim: Claim[Message], error: dict[str, Any]) -> Writes:
-        message = {
-            "status": Status.UNCONFIRMED,
-            "lease": firestore.DELETE_FIELD,
-            "last_error": error,
-        }
-        return Writes(
-            message, {"status": LedgerStatus.UNCONFIRMED, "error": error}, Result.UNCONFIRMED
-        )
+    def unconfirmed_writes(self, claim: Claim[Message], error: StoredError) -> Writes:
+        message = MessageWrite(status=Status.UNCONFIRMED, lease=DELETE, last_error=error)
+        ledger = LedgerWrite(status=LedgerStatus.UNCONFIRMED, error=error)
+        return Writes(message, ledger, Result.UNCONFIRMED)
 
     def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
         return message_settle_writes(rt, self, action, entry, subject)
 
     def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
-        lease = subject.get("lease") or {}
+        lease = subject.get(LEASE) or {}
         return (
-            subject.get("status") == Status.SENDING
-            and lease.get("owner") == claim.owner
-            and lease.get("occurrence_at") == claim.occurrence_at
+            subject.get(MessageField.STATUS) == Status.SENDING
+            and lease.get(LeaseField.OWNER) == claim.owner
+            and lease.get(LeaseField.OCCURRENCE_AT) == claim.occurrence_at
         )
 
     def log_fields(self, claim: Claim[Message]) -> dict[str, Any]:

@@ -6,37 +6,36 @@ lands, and a second worker's identical records fail its batch rather than doubli
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus, Message, message_delivery_id
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.write import UNSET, Add, Unset
+from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
 from core.store import DELIVERIES, Snapshot
-from messages.advance import after_occurrence
+from messages.advance import settled
 from processor.abc import Missed
-from processor.ledger_entries import existing_ids, new_ledger_entry
+from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
 
 
 def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) -> list[Missed]:
     records = []
     for entry in plan.missed:
-        fields = new_ledger_entry(
-            message,
-            entry.occurrence_at,
-            rt.worker_id,
+        write = LedgerWrite(
             status=LedgerStatus.SKIPPED,
-            reason="missed",
+            reason=LedgerReason.MISSED,
             missed_count=entry.count,
             skipped_at=now,
+            missed_through=UNSET if entry.through is None else entry.through,
         )
-        if entry.through is not None:
-            fields["missed_through"] = entry.through
+        fields = message_entry(message, entry.occurrence_at, rt.worker_id, write)
         ref = rt.db.collection(DELIVERIES).document(
             message_delivery_id(message.id, entry.occurrence_at)
         )
@@ -44,9 +43,10 @@ def missed_records(rt: Runtime, message: Message, plan: CatchUp, now: datetime) 
     return records
 
 
-def counted(missed: Sequence[Missed]) -> dict[str, Any]:
+def counted(missed: Sequence[Missed]) -> Add | Unset:
+    """The message's `missed_count` raised by the occurrences `missed` stands for."""
     total = sum(r.count for r in missed)
-    return {"missed_count": firestore.Increment(total)} if total else {}
+    return Add(total) if total else UNSET
 
 
 def create_all(batch: firestore.WriteBatch, records: Iterable[Missed]) -> None:
@@ -64,15 +64,12 @@ def skip_missed(
 ) -> Result:
     """Every due occurrence is past its grace: nothing is sent; each is recorded `skipped`
     and the series moves on to its first occurrence after now (or completes)."""
-    update = after_occurrence(message, plan.latest) | {
-        "updated_at": now,
-        "version": firestore.Increment(1),
-    }
+    update = settled(message, plan.latest).stamped(now)
     for _ in range(2):
         batch = rt.db.batch()
         batch.update(
             snap.reference,
-            update | counted(missed),
+            replace(update, missed_count=counted(missed)).to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
         create_all(batch, missed)
@@ -98,10 +95,10 @@ def log_missed(message: Message, missed: Sequence[Missed]) -> None:
         "occurrences missed: recorded as skipped, never sent",
         message_id=message.id,
         delivery_id=missed[-1].ref.id,
-        occurrence_at=missed[-1].fields["occurrence_at"],
-        first_missed_at=missed[0].fields["occurrence_at"],
+        occurrence_at=missed[-1].fields[LedgerField.OCCURRENCE_AT],
+        first_missed_at=missed[0].fields[LedgerField.OCCURRENCE_AT],
         missed_count=sum(r.count for r in missed),
-        status="skipped",
-        error_code="missed",
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.MISSED,
         channel=message.channel,
     )

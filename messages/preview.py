@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from core.documents.deliveries import LedgerKind
+from core.documents.messages import MessageField
 from core.errors import DocumentError
 from core.models import Message
 from formatting.slack_text import to_slack
@@ -17,12 +19,12 @@ def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
     previews = []
     for snap in due:
         data = snap.to_dict() or {}
-        if data.get("deleted"):
+        if data.get(MessageField.DELETED):
             continue
         entry: dict[str, Any] = {
-            "kind": "message",
+            "kind": LedgerKind.MESSAGE,
             "id": snap.id,
-            "channel": data.get("channel"),
+            "channel": data.get(MessageField.CHANNEL),
             "occurrence_at": None,
         }
         try:

@@ -20,8 +20,12 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
+from core.documents.leases import LEASE, LeaseField
+from core.documents.messages import WAITING, MessageField, MessageWrite, Status
+from core.documents.write import DELETE
 from core.errors import DocumentError
-from core.models import LedgerStatus, Message, Status, message_delivery_id
+from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES
@@ -37,7 +41,7 @@ def message_settle_writes(
     rt: Runtime, kind: Kind[Message], action: Settle, entry: Doc, data: Doc
 ) -> Writes:
     now, delivery_id = action.at, action.delivery_id
-    message_id = str(entry.get("message_id"))
+    message_id = str(entry.get(LedgerField.MESSAGE_ID))
     _refuse_unless_current(rt, delivery_id, message_id, entry, data, now)
     try:
         message = Message.from_document(message_id, data)
@@ -46,17 +50,18 @@ def message_settle_writes(
             f"message {message_id!r} cannot be sent as stored ({exc.code}: {exc.message}); "
             "fix the document first"
         ) from None
-    occurrence = entry["occurrence_at"]
+    occurrence = entry[LedgerField.OCCURRENCE_AT]
     if action.name == MARK_DELIVERED:
         claim = Claim(kind, message, message_id, occurrence, delivery_id, 0, action.by, 0, 0)
         return kind.outcome_writes(claim, PostResult(Outcome.DELIVERED, ts=action.ts), now, 0)
-    released = {
-        "status": Status.RECURRING if message.is_recurring else Status.PENDING,
-        "next_run_at": now,
-        "occurrence_at": occurrence,
-        "lease": firestore.DELETE_FIELD,
-    }
-    return Writes(released, {"status": LedgerStatus.RELEASED, "retry_at": now}, Result.RELEASED)
+    released = MessageWrite(
+        status=Status.RECURRING if message.is_recurring else Status.PENDING,
+        next_run_at=now,
+        occurrence_at=occurrence,
+        lease=DELETE,
+    )
+    ledger = LedgerWrite(status=LedgerStatus.RELEASED, retry_at=now)
+    return Writes(released, ledger, Result.RELEASED)
 
 
 def _refuse_unless_current(
@@ -67,20 +72,21 @@ def _refuse_unless_current(
     data: dict[str, Any],
     now: datetime,
 ) -> None:
-    status = data.get("status")
+    status = data.get(MessageField.STATUS)
     if status not in SETTLEABLE_MESSAGE:
-        waiting = f", next due at {data.get('next_run_at')}" if status in Status.WAITING else ""
+        due = data.get(MessageField.NEXT_RUN_AT)
+        waiting = f", next due at {due}" if status in WAITING else ""
         raise SettleRefused(
             f"delivery {delivery_id!r} is not the current occurrence of message "
             f"{message_id!r}: the message is {status!r}{waiting}; it has moved on"
         )
-    stored_lease = data.get("lease")
+    stored_lease = data.get(LEASE)
     lease: dict[str, Any] = stored_lease if isinstance(stored_lease, dict) else {}
     if status == Status.SENDING:
-        current = lease.get("occurrence_at")
+        current = lease.get(LeaseField.OCCURRENCE_AT)
     else:
         current = newest_occurrence(rt.db, message_id)
-    if current != entry.get("occurrence_at"):
+    if current != entry.get(LedgerField.OCCURRENCE_AT):
         on = message_delivery_id(message_id, current) if isinstance(current, datetime) else None
         raise SettleRefused(
             f"delivery {delivery_id!r} is not the current occurrence of message "
@@ -98,8 +104,8 @@ def newest_occurrence(db: firestore.Client, message_id: str) -> Any:
     (message_id, occurrence_at desc) index that the deliveries listing uses."""
     query = (
         db.collection(DELIVERIES)
-        .where(filter=FieldFilter("message_id", "==", message_id))
-        .order_by("occurrence_at", direction=firestore.Query.DESCENDING)
+        .where(filter=FieldFilter(LedgerField.MESSAGE_ID, "==", message_id))
+        .order_by(LedgerField.OCCURRENCE_AT, direction=firestore.Query.DESCENDING)
         .limit(1)
     )
-    return next((s.get("occurrence_at") for s in query.stream()), None)
+    return next((s.get(LedgerField.OCCURRENCE_AT) for s in query.stream()), None)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from core.models import invalid_lease, usable_lease
+from core.documents.deliveries import LedgerField
+from core.documents.leases import LEASE, invalid_lease, usable_lease
 from core.runtime import Runtime
 from core.store import Snapshot, unusable_leases
 from messages.claim import reject_document
@@ -17,11 +18,11 @@ from processor.reconcile import settle_each
 
 def fail_unusable_leases(rt: Runtime) -> Counter[str]:
     snaps = unusable_leases(rt.db, rt.settings.tick_limit)
-    return settle_each(snaps, lambda snap: _reject(rt, snap), "message_id")
+    return settle_each(snaps, lambda snap: _reject(rt, snap), LedgerField.MESSAGE_ID)
 
 
 def _reject(rt: Runtime, snap: Snapshot) -> Result | None:
-    lease = (snap.to_dict() or {}).get("lease")
+    lease = (snap.to_dict() or {}).get(LEASE)
     if usable_lease(lease):
         return None
     return reject_document(rt, snap, invalid_lease(lease), rt.clock.now())

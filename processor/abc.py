@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from google.cloud import firestore
 
+from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite
+from core.documents.errors import StoredError
+from core.documents.subjects import SubjectWrite
 from core.slack import PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result
@@ -54,8 +57,8 @@ class Writes(NamedTuple):
     """What recording an outcome writes: to the subject, to its ledger entry, and what it
     counts as."""
 
-    subject: dict[str, Any]
-    ledger: dict[str, Any]
+    subject: SubjectWrite
+    ledger: LedgerWrite
     result: Result
 
 
@@ -135,19 +138,19 @@ class ClaimPlan(Protocol[S_co]):
         """The ledger entry's fields that name the occurrence, as first written."""
         ...
 
-    def claim_fields(self) -> dict[str, Any]:
+    def claim_fields(self) -> LedgerWrite:
         """What the kind adds to the ledger entry on every claim of it (whose turn, say)."""
         ...
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
+    ) -> SubjectWrite:
         """The subject's update on a claim: its lease, and `missed` counted."""
         ...
 
     def repaired(
         self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
+    ) -> SubjectWrite:
         """The subject's update that brings it in line with its ledger `entry`, which settled
         (or holds) the occurrence already: nothing is sent; `missed` counted."""
         ...
@@ -173,9 +176,9 @@ class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
     (messages.kind), the rotation days' (rotations.kind)."""
 
-    name: str  # the ledger entry's `kind`
+    name: LedgerKind  # the ledger entry's `kind`
     collection: str
-    id_field: str  # the log field naming the subject: "message_id", "rotation_id"
+    id_field: LedgerField  # the ledger's and the log's field naming the subject
     noun: str  # how a held lease's detail names one: "a sending message"
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
@@ -219,7 +222,7 @@ class Kind(Protocol[S]):
         ambiguous); `max_attempts` is MAX_ATTEMPTS."""
         ...
 
-    def unconfirmed_writes(self, claim: Claim[S], error: dict[str, Any]) -> Writes:
+    def unconfirmed_writes(self, claim: Claim[S], error: StoredError) -> Writes:
         """What parking the claim `unconfirmed` writes (its outcome cannot be verified and
         policy forbids sending again)."""
         ...

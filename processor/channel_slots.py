@@ -31,6 +31,7 @@ from typing import Any
 from google.cloud import firestore
 
 from core import logs
+from core.documents.channel_pacing import PacingField, SlotWrite
 from core.models import CHANNEL_ID
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
@@ -76,13 +77,13 @@ class Slot:
     def write(
         self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
     ) -> None:
-        fields = {
-            "next_post_at": now + POST_INTERVAL + HANDOVER,
-            "worker": worker,
-            "more": self.more,
-            "updated_at": now,
-            "expires_at": now + KEEP,
-        }
+        fields = SlotWrite(
+            next_post_at=now + POST_INTERVAL + HANDOVER,
+            worker=worker,
+            more=self.more,
+            updated_at=now,
+            expires_at=now + KEEP,
+        ).to_document()
         if self.version is None:
             batch.create(self.ref, fields)
         else:
@@ -133,15 +134,15 @@ class ChannelSlots:
             return
         for snap in self._rt.db.get_all(refs):
             data = snap.to_dict() or {}
-            next_post_at = data.get("next_post_at")
-            worker = data.get("worker")
+            next_post_at = data.get(PacingField.NEXT_POST_AT)
+            worker = data.get(PacingField.WORKER)
             self._remember(
                 Slot(
                     snap.reference,
                     snap.update_time if snap.exists else None,
                     next_post_at if isinstance(next_post_at, datetime) else None,
                     worker if isinstance(worker, str) else None,
-                    data.get("more") is True,
+                    data.get(PacingField.MORE) is True,
                 ),
                 now,
             )

@@ -25,7 +25,9 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus
+from core.documents.deliveries import RECLAIMABLE, LedgerField, LedgerStatus, LedgerWrite
+from core.documents.subjects import SubjectWrite
+from core.documents.write import DELETE
 from core.runtime import Runtime
 from core.store import Snapshot
 from processor.abc import Claim, ClaimPlan, Kind, Missed
@@ -93,15 +95,16 @@ def _claim_existing(
     now = rt.clock.now()
     ledger = plan.ledger_ref.get()
     entry = ledger.to_dict() or {}
-    if entry.get("status") not in LedgerStatus.RECLAIMABLE:
+    if entry.get(LedgerField.STATUS) not in RECLAIMABLE:
         return repair_from_ledger(rt, kind, snap, plan, entry, missed)
-    attempts = int(entry.get("attempts") or 0) + 1
+    attempts = int(entry.get(LedgerField.ATTEMPTS) or 0) + 1
     batch = rt.db.batch()
     _update_subject(rt, batch, snap, plan.claimed(rt.worker_id, expires_at, attempts, missed), now)
     batch.update(
         plan.ledger_ref,
         # A new attempt, a new window for the history search.
-        _claim_entry(rt, plan, now, expires_at, attempts) | {"search": firestore.DELETE_FIELD},
+        _claim_entry(rt, plan, now, expires_at, attempts)
+        | LedgerWrite(search=DELETE).to_document(),
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     _alongside(rt, batch, plan, missed, slots, now)
@@ -138,7 +141,7 @@ def repair_from_ledger(
         f"{kind.name} disagreed with its ledger; repaired from the ledger, nothing sent",
         **{kind.id_field: snap.id},
         **plan.log_fields(),
-        ledger_status=entry.get("status"),
+        ledger_status=entry.get(LedgerField.STATUS),
         status="duplicate",
     )
     return Result.DUPLICATE
@@ -148,12 +151,12 @@ def _update_subject(
     rt: Runtime,
     batch: firestore.WriteBatch,
     snap: Snapshot,
-    update: dict[str, Any],
+    update: SubjectWrite,
     now: datetime,
 ) -> None:
     batch.update(
         snap.reference,
-        update | {"updated_at": now, "version": firestore.Increment(1)},
+        update.stamped(now).to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
 
@@ -162,15 +165,15 @@ def _claim_entry(
     rt: Runtime, plan: ClaimPlan[Any], now: datetime, expires_at: datetime, attempts: int
 ) -> dict[str, Any]:
     """What every claim writes on its ledger entry."""
-    return {
-        "status": LedgerStatus.CLAIMED,
-        "claimed_at": now,
-        "worker": rt.worker_id,
-        "lease_expires_at": expires_at,
-        "attempts": attempts,
-        "late_seconds": max(0.0, (now - plan.occurrence_at).total_seconds()),
-        **plan.claim_fields(),
-    }
+    claim = LedgerWrite(
+        status=LedgerStatus.CLAIMED,
+        claimed_at=now,
+        worker=rt.worker_id,
+        lease_expires_at=expires_at,
+        attempts=attempts,
+        late_seconds=max(0.0, (now - plan.occurrence_at).total_seconds()),
+    )
+    return claim.to_document() | plan.claim_fields().to_document()
 
 
 def _alongside(

@@ -27,19 +27,19 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
+from core.documents.leases import LEASE, LeaseField
+from core.documents.messages import WAITING, MessageField, Status
+from core.documents.rotations import RotationField, RotationStatus
+from core.documents.subjects import SubjectField, SubjectWrite
 from core.errors import DocumentError
-from core.models import Message, Status
-from core.rotation import ACTIVE, PAUSED, Rotation
+from core.models import Message
+from core.rotation import Rotation
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.store import MESSAGES, ROTATIONS, Snapshot
 
-# The contract's message statuses (`skipped`: a one-off a person's gate held back).
-MESSAGE_STATUSES = frozenset(
-    [value for name, value in vars(Status).items() if name.isupper() and isinstance(value, str)]
-    + ["skipped"]
-)
-ROTATION_STATUSES = frozenset([ACTIVE, PAUSED])
+MESSAGE_STATUSES = frozenset(Status)
+ROTATION_STATUSES = frozenset(RotationStatus)
 PAGE = 300
 
 
@@ -76,10 +76,10 @@ class Finding:
 
 
 def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
-    status = data.get("status")
+    status = data.get(MessageField.STATUS)
     if not isinstance(status, str) or status not in MESSAGE_STATUSES:
         return _unknown_status(MESSAGES, doc_id, status)
-    waiting = status in Status.WAITING and data.get("deleted") is not True
+    waiting = status in WAITING and data.get(MessageField.DELETED) is not True
     if not waiting and status != Status.SENDING:
         return None  # settled, deleted, parked for a person, or paused: nothing to send
     try:
@@ -87,11 +87,11 @@ def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding
     except DocumentError as exc:
         return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
     if status == Status.SENDING:
-        return _lease_finding(MESSAGES, doc_id, data.get("lease"), "occurrence_at")
-    if isinstance(data.get("next_run_at"), datetime):
+        return _lease_finding(MESSAGES, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_AT)
+    if isinstance(data.get(MessageField.NEXT_RUN_AT), datetime):
         return None
     if message.recurrence is None:
-        send_at = data.get("send_at")
+        send_at = data.get(MessageField.SEND_AT)
         due = send_at if isinstance(send_at, datetime) else None
     else:
         try:
@@ -102,18 +102,18 @@ def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding
 
 
 def examine_rotation(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
-    status = data.get("status")
+    status = data.get(RotationField.STATUS)
     if not isinstance(status, str) or status not in ROTATION_STATUSES:
         return _unknown_status(ROTATIONS, doc_id, status)
-    if data.get("lease"):  # a claimed day (the claim skips it): reconciliation settles it
-        return _lease_finding(ROTATIONS, doc_id, data.get("lease"), "occurrence_date")
-    if status == PAUSED:
+    if data.get(LEASE):  # a claimed day (the claim skips it): reconciliation settles it
+        return _lease_finding(ROTATIONS, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_DATE)
+    if status == RotationStatus.PAUSED:
         return None
     try:
         Rotation.from_document(doc_id, data)
     except DocumentError as exc:
         return Finding(ROTATIONS, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
-    if isinstance(data.get("next_run_at"), datetime):
+    if isinstance(data.get(RotationField.NEXT_RUN_AT), datetime):
         return None
     return _unscheduled(ROTATIONS, doc_id, data, now)
 
@@ -131,7 +131,7 @@ def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
 def _unscheduled(
     collection: str, doc_id: str, data: dict[str, Any], due: datetime | None
 ) -> Finding:
-    stored = data.get("next_run_at")
+    stored = data.get(SubjectField.NEXT_RUN_AT)
     code = "missing_next_run_at" if stored is None else "invalid_next_run_at"
     what = "missing" if stored is None else f"{stored!r}, not a timestamp"
     reason = f"next_run_at is {what}: the due query never finds it"
@@ -140,7 +140,9 @@ def _unscheduled(
     return Finding(collection, doc_id, code, reason, due)
 
 
-def _lease_finding(collection: str, doc_id: str, lease: Any, occurrence: str) -> Finding | None:
+def _lease_finding(
+    collection: str, doc_id: str, lease: Any, occurrence: LeaseField
+) -> Finding | None:
     """A held document is settled by reconciliation once its lease expires, which the
     expired-lease query finds by `lease.expires_at`: without that, nobody ever settles it."""
     if lease is None:
@@ -149,7 +151,7 @@ def _lease_finding(collection: str, doc_id: str, lease: Any, occurrence: str) ->
         )
     if not isinstance(lease, dict):
         return Finding(collection, doc_id, "invalid_lease", f"lease {lease!r} is not a map")
-    if not isinstance(lease.get("expires_at"), datetime) or lease.get(occurrence) is None:
+    if not isinstance(lease.get(LeaseField.EXPIRES_AT), datetime) or lease.get(occurrence) is None:
         return Finding(
             collection,
             doc_id,
@@ -188,11 +190,7 @@ def fix(rt: Runtime, snap: Snapshot, finding: Finding) -> bool:
         return False
     try:
         snap.reference.update(
-            {
-                "next_run_at": finding.next_run_at,
-                "updated_at": rt.clock.now(),
-                "version": firestore.Increment(1),
-            },
+            SubjectWrite(next_run_at=finding.next_run_at).stamped(rt.clock.now()).to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
     except FailedPrecondition:

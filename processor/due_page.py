@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.documents.messages import MessageField
 from core.store import MAX_EXCLUDED, Snapshot
 
 # Reads at most `limit` due messages, oldest first, none of the channels named.
@@ -59,7 +60,7 @@ def channel_of(snap: Snapshot) -> str | None:
     """The message's channel, None when it has none that is a string."""
     # One field, not to_dict(): that deep-copies the whole document, on every call.
     try:
-        channel = snap.get("channel")
+        channel = snap.get(MessageField.CHANNEL)
     except KeyError:
         return None
     return channel if isinstance(channel, str) else None
@@ -86,5 +87,5 @@ def _page(
     if not kept:
         return DuePage(batch, read, left, more)  # one read: in its order already
     # Stable: each channel's messages come from one read, in its order.
-    messages = sorted(kept + batch, key=lambda snap: snap.get("next_run_at"))
+    messages = sorted(kept + batch, key=lambda snap: snap.get(MessageField.NEXT_RUN_AT))
     return DuePage(messages, read, left, more)

@@ -20,8 +20,15 @@ from typing import Any
 from google.cloud import firestore
 
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, OperatorRecord
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, LeaseField
+from core.documents.messages import MessageField, MessageWrite, Status
+from core.documents.rotations import RotationWrite
+from core.documents.subjects import SubjectWrite
+from core.documents.write import DELETE, UNSET
 from core.errors import AppError
-from core.models import LedgerStatus, Status, message_delivery_id, rotation_delivery_id
+from core.models import message_delivery_id, rotation_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS
 from processor.held import live_until
@@ -44,28 +51,21 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
     data = snap.to_dict()
     if data is None:
         raise FailHeldRefused(f"no document {path!r}")
-    lease = data.get("lease")
+    lease = data.get(LEASE)
     if not isinstance(lease, dict):
-        if collection != MESSAGES or data.get("status") != Status.SENDING:
+        if collection != MESSAGES or data.get(MessageField.STATUS) != Status.SENDING:
             raise FailHeldRefused(f"{path!r} holds no lease: nothing to fail")
         lease = {}  # `sending` with no lease a worker could hold (doctor: missing_lease)
     expires_at = live_until(lease, now)
     if expires_at is not None:
         raise FailHeldRefused(f"{path!r} is being sent under a live lease until {expires_at}")
-    error = {"code": OPERATOR_FAILED, "message": reason, "at": now}
-    record = {"action": "fail_held", "reason": reason, "by": by, "at": now}
-    update: dict[str, Any] = {"lease": firestore.DELETE_FIELD, "last_error": error}
-    if collection == MESSAGES:
-        update["status"] = Status.FAILED
-    else:
-        update["rollback"] = firestore.DELETE_FIELD
-        if isinstance(lease.get("occurrence_date"), str):
-            update["last_processed_date"] = lease["occurrence_date"]  # the day is given up
+    error = StoredError(OPERATOR_FAILED, reason, now)
+    record = OperatorRecord("fail_held", reason, by, now)
     delivery_id = _delivery_id(collection, doc_id, lease)
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        update | {"updated_at": now, "version": firestore.Increment(1)},
+        _failed(collection, lease, error).stamped(now).to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     ledger_status = _fail_claimed_entry(rt, batch, delivery_id, error, record)
@@ -81,13 +81,27 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
     )
 
 
+def _failed(collection: str, lease: dict[str, Any], error: StoredError) -> SubjectWrite:
+    """The subject's write: a message `failed`; a rotation's claimed day given up."""
+    if collection == MESSAGES:
+        return MessageWrite(status=Status.FAILED, lease=DELETE, last_error=error)
+    day = lease.get(LeaseField.OCCURRENCE_DATE)
+    return RotationWrite(
+        lease=DELETE,
+        last_error=error,
+        rollback=DELETE,
+        last_processed_date=day if isinstance(day, str) else UNSET,
+    )
+
+
 def _delivery_id(collection: str, doc_id: str, lease: dict[str, Any]) -> str | None:
     """The ledger id of the occurrence the lease names, if it names one."""
     if collection == MESSAGES:
-        occurrence = lease.get("occurrence_at")
+        occurrence = lease.get(LeaseField.OCCURRENCE_AT)
         return message_delivery_id(doc_id, occurrence) if isinstance(occurrence, datetime) else None
     try:
-        return rotation_delivery_id(doc_id, date.fromisoformat(str(lease.get("occurrence_date"))))
+        day = date.fromisoformat(str(lease.get(LeaseField.OCCURRENCE_DATE)))
+        return rotation_delivery_id(doc_id, day)
     except ValueError:
         return None
 
@@ -96,18 +110,18 @@ def _fail_claimed_entry(
     rt: Runtime,
     batch: firestore.WriteBatch,
     delivery_id: str | None,
-    error: dict[str, Any],
-    record: dict[str, Any],
+    error: StoredError,
+    record: OperatorRecord,
 ) -> str | None:
     """The occurrence's ledger entry, `failed` if it was `claimed`; its status as found."""
     if delivery_id is None:
         return None
     ledger = rt.db.collection(DELIVERIES).document(delivery_id).get()
-    status = (ledger.to_dict() or {}).get("status")
+    status = (ledger.to_dict() or {}).get(LedgerField.STATUS)
     if status == LedgerStatus.CLAIMED:
         batch.update(
             ledger.reference,
-            {"status": LedgerStatus.FAILED, "error": error, "operator": record},
+            LedgerWrite(status=LedgerStatus.FAILED, error=error, operator=record).to_document(),
             option=rt.db.write_option(last_update_time=ledger.update_time),
         )
     return status if isinstance(status, str) else None

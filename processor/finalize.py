@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition
-from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus
+from core.documents.deliveries import LedgerField, LedgerStatus
+from core.documents.errors import StoredError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, read_in_order
@@ -36,7 +37,7 @@ def finalize(rt: Runtime, claim: Claim[Any], post: PostResult) -> Result:
 def hold_unconfirmed(rt: Runtime, claim: Claim[Any], code: str | None, detail: str) -> Result:
     """The send's outcome cannot be verified and policy forbids resending: park it as
     `unconfirmed` for a person to settle. Never resent by itself."""
-    error = {"code": code, "message": detail, "at": rt.clock.now()}
+    error = StoredError(code, detail, rt.clock.now())
     post = PostResult(Outcome.AMBIGUOUS, code, detail=detail)
     return _apply(rt, claim, claim.kind.unconfirmed_writes(claim, error), post)
 
@@ -61,9 +62,8 @@ def finalize_many(rt: Runtime, sends: list[tuple[Claim[Any], PostResult]]) -> li
     return [writes.result for _, writes in records]
 
 
-def _stamped(writes: Writes, now: Any) -> Writes:
-    subject = writes.subject | {"updated_at": now, "version": firestore.Increment(1)}
-    return writes._replace(subject=subject)
+def _stamped(writes: Writes, now: datetime) -> Writes:
+    return writes._replace(subject=writes.subject.stamped(now))
 
 
 def _apply(rt: Runtime, claim: Claim[Any], writes: Writes, post: PostResult) -> Result:
@@ -113,12 +113,12 @@ def _commit(rt: Runtime, records: list[tuple[Claim[Any], Writes]]) -> None:
     for claim, writes in records:
         batch.update(
             rt.db.collection(claim.kind.collection).document(claim.subject_id),
-            writes.subject,
+            writes.subject.to_document(),
             option=rt.db.write_option(last_update_time=claim.subject_version),
         )
         batch.update(
             rt.db.collection(DELIVERIES).document(claim.delivery_id),
-            writes.ledger,
+            writes.ledger.to_document(),
             option=rt.db.write_option(last_update_time=claim.ledger_version),
         )
     batch.commit()  # pragma: SYNCPOINT lease
@@ -133,8 +133,8 @@ def _still_ours(rt: Runtime, claim: Claim[Any]) -> Claim[Any] | None:
     entry = ledger.to_dict() or {}
     ours = (
         claim.kind.still_leased(claim, subject.to_dict() or {})
-        and entry.get("status") == LedgerStatus.CLAIMED
-        and entry.get("worker") == claim.owner
+        and entry.get(LedgerField.STATUS) == LedgerStatus.CLAIMED
+        and entry.get(LedgerField.WORKER) == claim.owner
     )
     if not ours:
         return None

@@ -21,6 +21,10 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerWrite
+from core.documents.leases import LEASE, LeaseField, LeasePatch
+from core.documents.subjects import SubjectWrite
+from core.documents.write import UNSET
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.escalate import escalate
@@ -31,8 +35,8 @@ RECHECK = timedelta(minutes=15)
 def live_until(lease: dict[str, Any], now: datetime) -> datetime | None:
     """When a lease a worker is sending under ends; None when it is not live: expired, with
     no end, or held for a person (its pushed-ahead `expires_at` is no worker's)."""
-    end = lease.get("expires_at")
-    if "held_since" in lease or not isinstance(end, datetime) or end <= now:
+    end = lease.get(LeaseField.EXPIRES_AT)
+    if LeaseField.HELD_SINCE in lease or not isinstance(end, datetime) or end <= now:
         return None
     return end
 
@@ -51,13 +55,12 @@ def hold_lease(
     """Hold `snap`'s expired lease for a person: pushed out of the page's head, escalated
     the first time. `subject`: `message_id=` or `rotation_id=`, plus fields for the log."""
     now = rt.clock.now()
-    stored = (snap.to_dict() or {}).get("lease")
+    stored = (snap.to_dict() or {}).get(LEASE)
     lease: dict[str, Any] = stored if isinstance(stored, dict) else {}
-    since = lease.get("held_since")
+    since = lease.get(LeaseField.HELD_SINCE)
     first = not isinstance(since, datetime)
-    update = {"lease.expires_at": now + RECHECK, "lease.held_code": code}
-    if first:
-        update["lease.held_since"] = now
+    held = LeasePatch(expires_at=now + RECHECK, held_code=code, held_since=now if first else UNSET)
+    update = SubjectWrite(lease=held).to_document()
     try:
         snap.reference.update(update, option=rt.db.write_option(last_update_time=snap.update_time))
     except FailedPrecondition:
@@ -104,10 +107,10 @@ def history_unreadable(
         logs.warning("Slack history not read to the end yet; asking again later", **fields)
         return
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
-    if (ledger_ref.get().to_dict() or {}).get("history_escalated_at") is not None:
+    if (ledger_ref.get().to_dict() or {}).get(LedgerField.HISTORY_ESCALATED_AT) is not None:
         logs.warning("Slack history still not read to the end; escalated already", **fields)
         return
-    ledger_ref.update({"history_escalated_at": now})
+    ledger_ref.update(LedgerWrite(history_escalated_at=now).to_document())
     escalate(
         rt,
         status="held",

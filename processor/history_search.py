@@ -25,6 +25,9 @@ from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerWrite, SearchField
+from core.documents.leases import LeasePatch
+from core.documents.subjects import SubjectWrite
 from core.runtime import HistoryPause, Runtime
 from core.settings import Settings
 from core.slack import EVENT_TYPE, HistoryPage, Identity, Lookup, Outcome, PostResult, Witness
@@ -72,10 +75,10 @@ class Search:
     @classmethod
     def of(cls, settings: Settings, entry: dict[str, Any], claimed_at: datetime) -> Search:
         """The stored search of a ledger entry, or a new one over the claim's window."""
-        stored = entry.get("search")
+        stored = entry.get(LedgerField.SEARCH)
         if isinstance(stored, dict):
-            oldest, latest = stored.get("oldest"), stored.get("latest")
-            cursor, pages = stored.get("cursor"), stored.get("pages")
+            oldest, latest = stored.get(SearchField.OLDEST), stored.get(SearchField.LATEST)
+            cursor, pages = stored.get(SearchField.CURSOR), stored.get(SearchField.PAGES)
             if isinstance(oldest, datetime) and isinstance(latest, datetime):
                 return cls(
                     claimed_at,
@@ -95,10 +98,10 @@ class Search:
 
     def to_document(self) -> dict[str, Any]:
         return {
-            "oldest": self.oldest,
-            "latest": self.latest,
-            "cursor": self.cursor,
-            "pages": self.pages,
+            SearchField.OLDEST.value: self.oldest,
+            SearchField.LATEST.value: self.latest,
+            SearchField.CURSOR.value: self.cursor,
+            SearchField.PAGES.value: self.pages,
         }
 
 
@@ -140,7 +143,7 @@ class HistoryBudget:
 def searchable(rt: Runtime, entry: dict[str, Any], fallback: datetime) -> Search | None:
     """The ledger entry's search (a new one over its claim's window; `fallback` stands in
     for a missing `claimed_at`), or None while a post may still be on its way into it."""
-    claimed_at = entry.get("claimed_at")
+    claimed_at = entry.get(LedgerField.CLAIMED_AT)
     search = Search.of(
         rt.settings, entry, claimed_at if isinstance(claimed_at, datetime) else fallback
     )
@@ -256,12 +259,12 @@ def keep_searching(
     batch = rt.db.batch()
     batch.update(
         subject[0],
-        {"lease.expires_at": resume_at},
+        SubjectWrite(lease=LeasePatch(expires_at=resume_at)).to_document(),
         option=rt.db.write_option(last_update_time=subject[1]),
     )
     batch.update(
         ledger[0],
-        {"search": search.to_document(), "lease_expires_at": resume_at},
+        LedgerWrite(search=search, lease_expires_at=resume_at).to_document(),
         option=rt.db.write_option(last_update_time=ledger[1]),
     )
     try:

@@ -9,47 +9,26 @@ from typing import Any
 
 from google.cloud import firestore
 
+from core.documents.deliveries import LedgerKind, LedgerWrite, Occurrence, new_entry
 from core.models import Message
 from core.rotation import Rotation
 from core.runtime import Runtime
 
 
-def new_ledger_entry(
-    message: Message, occurrence: datetime, worker_id: str, **fields: Any
+def message_entry(
+    message: Message, occurrence: datetime, worker_id: str, write: LedgerWrite
 ) -> dict[str, Any]:
-    """A ledger document as first written, whatever its first status: one shape for every
-    entry, so a listing or an operator never meets a field missing on some of them."""
-    return {
-        "kind": "message",
-        "message_id": message.id,
-        "occurrence_at": occurrence,
-        "channel": message.channel,
-        "worker": worker_id,
-        "attempts": 0,
-        "claimed_at": None,
-        "slack_ts": None,
-        "sent_at": None,
-        "error": None,
-        **fields,
-    }
+    """A message occurrence's ledger document as first written, with `write`'s fields."""
+    identity = Occurrence(LedgerKind.MESSAGE, message.id, occurrence, message.channel)
+    return new_entry(identity, worker_id, write)
 
 
-def new_day_entry(rotation: Rotation, day: date, worker_id: str, **fields: Any) -> dict[str, Any]:
+def day_entry(rotation: Rotation, day: date, worker_id: str, write: LedgerWrite) -> dict[str, Any]:
     """A rotation day's ledger document as first written (claimed, or skipped)."""
-    return {
-        "kind": "rotation",
-        "rotation_id": rotation.id,
-        "occurrence_date": day.isoformat(),
-        "occurrence_at": rotation.due_at(day),
-        "channel": rotation.channel,
-        "member": None,
-        "worker": worker_id,
-        "attempts": 0,
-        "slack_ts": None,
-        "sent_at": None,
-        "error": None,
-        **fields,
-    }
+    identity = Occurrence(
+        LedgerKind.ROTATION, rotation.id, rotation.due_at(day), rotation.channel, day.isoformat()
+    )
+    return new_entry(identity, worker_id, write)
 
 
 def existing_ids(rt: Runtime, refs: list[firestore.DocumentReference]) -> set[str]:

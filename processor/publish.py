@@ -9,67 +9,50 @@ dropped message harmless).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from core import logs
+from core.documents.subjects import SubjectField
 from core.pubsub import DueOccurrence, publisher
 from core.runtime import Runtime
 from core.store import Snapshot
-from processor.abc import Kind
+from processor.abc import Kind, PagedKind
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
 from processor.reconcile import reconcile_kind
 
-DueQuery = Callable[[Any, datetime, int], list[Snapshot]]
 
-
-def _nothing_swept(rt: Runtime) -> Counter[str]:
-    return Counter()
-
-
-@dataclass(frozen=True)
-class Source:
-    """What the publishing pass needs of a kind: the kind, its due query (db, now, limit:
-    oldest first), and what it settles besides expired leases."""
-
-    kind: Kind[Any]
-    due: DueQuery
-    sweep: Callable[[Runtime], Counter[str]] = field(default=_nothing_swept)
-
-
-def publish_pass(rt: Runtime, sources: Sequence[Source]) -> dict[str, Any]:
+def publish_pass(rt: Runtime, kinds: Sequence[PagedKind[Any]]) -> dict[str, Any]:
     """One pass: per kind, leases reconciled, then at most TICK_LIMIT due documents
     published. The summary has the inline pass's shape; `published` counts the messages
     Pub/Sub accepted, `errors` the reads and publishes that failed."""
     now = rt.clock.now()
     history = HistoryBudget.for_pass(rt)
     summary: dict[str, Any] = {**dict.fromkeys(SUMMARY_KEYS, 0), "due": 0}
-    for source in sources:
-        part = _publish_kind(rt, source, now, history)
+    for kind in kinds:
+        part = _publish_kind(rt, kind, now, history)
         for key in (*SUMMARY_KEYS, "due"):
             summary[key] += part[key]
-        if source.kind.summary_key is not None:
-            summary[source.kind.summary_key] = {key: part[key] for key in SUMMARY_KEYS}
+        if kind.summary_key is not None:
+            summary[kind.summary_key] = {key: part[key] for key in SUMMARY_KEYS}
     return summary | {"dry_run": False, "now": now.isoformat()}
 
 
 def _publish_kind(
-    rt: Runtime, source: Source, now: datetime, history: HistoryBudget
+    rt: Runtime, kind: PagedKind[Any], now: datetime, history: HistoryBudget
 ) -> Counter[str]:
-    kind = source.kind
     counts: Counter[str] = Counter()
     try:
         counts.update(reconcile_kind(rt, kind, history))
-        counts.update(source.sweep(rt))
+        counts.update(kind.sweep(rt))
     except Exception as exc:
         io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
     try:
-        due = source.due(rt.db, now, rt.settings.tick_limit)
+        due = kind.due(rt.db, now, rt.settings.tick_limit, None, ())
     except Exception as exc:
         io_error(counts, f"reading the due {kind.name}s failed", exc, collection=kind.collection)
         return counts
@@ -83,12 +66,12 @@ def _occurrence(kind: Kind[Any], snap: Snapshot) -> DueOccurrence | None:
     """The message for a due document; None when the query's own field is not an instant
     (cannot happen: the due query compares it with one)."""
     data = snap.to_dict() or {}
-    due_at = data.get("next_run_at")
+    due_at = data.get(SubjectField.NEXT_RUN_AT)
     if not isinstance(due_at, datetime):
         return None
     # A document without a usable channel still goes out (unordered): `deliver`'s claim
     # rejects it with its code, as the inline pass does.
-    channel = data.get("channel")
+    channel = data.get(SubjectField.CHANNEL)
     return DueOccurrence(kind.name, snap.id, due_at, channel if isinstance(channel, str) else "")
 
 

@@ -29,10 +29,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition
-from google.cloud import firestore
 
 from core import logs
-from core.models import LedgerStatus
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
+from core.documents.leases import LeasePatch
+from core.documents.subjects import SubjectField, SubjectWrite
+from core.documents.write import DELETE
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot
@@ -126,7 +128,10 @@ def reconcile_one(
         **leased.fields,
     )
     post = verdict(
-        lookup, data.get("on_ambiguous", "hold"), claim.attempts, rt.settings.max_attempts
+        lookup,
+        data.get(SubjectField.ON_AMBIGUOUS, "hold"),
+        claim.attempts,
+        rt.settings.max_attempts,
     )
     if post is None:
         return None
@@ -167,7 +172,7 @@ def _claimed_entry(rt: Runtime, kind: Kind[Any], snap: Snapshot, leased: Leased)
     """The occurrence's ledger entry, if it is `claimed`; otherwise the lease is held for a
     person (processor.held) and None."""
     ledger = rt.db.collection(DELIVERIES).document(leased.delivery_id).get()
-    status = (ledger.to_dict() or {}).get("status")
+    status = (ledger.to_dict() or {}).get(LedgerField.STATUS)
     if status == LedgerStatus.CLAIMED:
         return ledger
     hold_lease(
@@ -198,7 +203,7 @@ def _take_over(
         snap.id,
         leased.occurrence_at,
         ledger.id,
-        int(entry.get("attempts") or 1),
+        int(entry.get(LedgerField.ATTEMPTS) or 1),
         rt.worker_id,
         results[0].update_time,
         results[1].update_time,
@@ -215,22 +220,19 @@ def take_over_lease(
     now = rt.clock.now()
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     batch = rt.db.batch()
-    batch.update(
-        snap.reference,
-        {
-            "lease.owner": rt.worker_id,
-            "lease.expires_at": expires_at,
-            # A lease taken over is live again: no longer held for a person (processor.held).
-            "lease.held_since": firestore.DELETE_FIELD,
-            "lease.held_code": firestore.DELETE_FIELD,
-            "updated_at": now,
-            "version": firestore.Increment(1),
-        },
-        option=rt.db.write_option(last_update_time=snap.update_time),
+    # A lease taken over is live again: no longer held for a person (processor.held).
+    lease = LeasePatch(
+        owner=rt.worker_id, expires_at=expires_at, held_since=DELETE, held_code=DELETE
     )
     batch.update(
+        snap.reference,
+        SubjectWrite(lease=lease).stamped(now).to_document(),
+        option=rt.db.write_option(last_update_time=snap.update_time),
+    )
+    entry = LedgerWrite(worker=rt.worker_id, lease_expires_at=expires_at, reconciled_at=now)
+    batch.update(
         ledger.reference,
-        {"worker": rt.worker_id, "lease_expires_at": expires_at, "reconciled_at": now},
+        entry.to_document(),
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     try:

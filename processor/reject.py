@@ -3,12 +3,15 @@ saying why, and a person hears of it, rather than tried again on every pass."""
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition
-from google.cloud import firestore
 
+from core.documents.errors import StoredError
+from core.documents.subjects import SubjectWrite
+from core.documents.write import DELETE
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.store import Snapshot
@@ -23,7 +26,7 @@ def reject(
     snap: Snapshot,
     exc: DocumentError,
     *,
-    status: str,
+    status: enum.StrEnum,
     detail: str,
     occurrence_at: datetime | None = None,
 ) -> Result:
@@ -33,14 +36,10 @@ def reject(
     meanwhile is left to the next pass (DUPLICATE)."""
     now = rt.clock.now()
     try:
+        error = StoredError(exc.code, exc.message, now)
+        rejected = SubjectWrite(status=status, last_error=error, lease=DELETE).stamped(now)
         snap.reference.update(
-            {
-                "status": status,
-                "last_error": {"code": exc.code, "message": exc.message, "at": now},
-                "lease": firestore.DELETE_FIELD,
-                "updated_at": now,
-                "version": firestore.Increment(1),
-            },
+            rejected.to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
     except FailedPrecondition:

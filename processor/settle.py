@@ -16,14 +16,13 @@ overwriting it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from google.cloud import firestore
-
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerStatus, OperatorRecord
 from core.errors import AppError
-from core.models import LedgerStatus
 from core.runtime import Runtime
 from core.store import DELIVERIES
 from processor.abc import Kind, Settle
@@ -54,16 +53,16 @@ def settle(rt: Runtime, kinds: Sequence[Kind[Any]], action: Settle) -> None:
     if data is None:
         raise SettleRefused(f"{kind.name} {snap.id!r} of {delivery_id!r} is gone")
     writes = kind.settle_writes(rt, action, entry, data)
-    record = {"action": action.name, "reason": action.reason, "by": action.by, "at": now}
+    record = OperatorRecord(action.name, action.reason, action.by, now)
     batch = rt.db.batch()
     batch.update(
         subject_ref,
-        writes.subject | {"updated_at": now, "version": firestore.Increment(1)},
+        writes.subject.stamped(now).to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     batch.update(
         ledger_ref,
-        writes.ledger | {"operator": record},
+        replace(writes.ledger, operator=record).to_document(),
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     batch.commit()
@@ -71,16 +70,22 @@ def settle(rt: Runtime, kinds: Sequence[Kind[Any]], action: Settle) -> None:
         f"operator {action.name}",
         delivery_id=delivery_id,
         **{kind.id_field: snap.id},
-        occurrence_at=entry.get("occurrence_at"),
-        **({"occurrence_date": entry["occurrence_date"]} if "occurrence_date" in entry else {}),
-        status=writes.ledger["status"],
+        occurrence_at=entry.get(LedgerField.OCCURRENCE_AT),
+        **_day_field(entry),
+        status=writes.ledger.status,
         reason=action.reason,
         by=action.by,
     )
 
 
+def _day_field(entry: dict[str, Any]) -> dict[str, Any]:
+    """A rotation day's `occurrence_date`, for the log line (a message's entry has none)."""
+    day = LedgerField.OCCURRENCE_DATE
+    return {day.value: entry[day]} if day in entry else {}
+
+
 def _kind_of(kinds: Sequence[Kind[Any]], delivery_id: str, entry: dict[str, Any]) -> Kind[Any]:
-    name = entry.get("kind")
+    name = entry.get(LedgerField.KIND)
     for kind in kinds:
         if kind.name == name:
             return kind
@@ -88,10 +93,10 @@ def _kind_of(kinds: Sequence[Kind[Any]], delivery_id: str, entry: dict[str, Any]
 
 
 def _refuse_unless_settleable(delivery_id: str, entry: dict[str, Any], now: datetime) -> None:
-    status = entry.get("status")
+    status = entry.get(LedgerField.STATUS)
     if status not in NEEDS_A_PERSON:
         raise SettleRefused(f"delivery {delivery_id!r} is {status!r}: nothing to settle")
-    lease_end = entry.get("lease_expires_at")
+    lease_end = entry.get(LedgerField.LEASE_EXPIRES_AT)
     if status == LedgerStatus.CLAIMED and isinstance(lease_end, datetime) and lease_end > now:
         raise SettleRefused(
             f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"

@@ -9,8 +9,11 @@ the pass reads the page again, from the channels it reached first (its share).""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from core.runtime import Runtime
@@ -49,40 +52,71 @@ def run_tick(
     if dry_run:
         return _dry_run(rt, kind, now)
     counts = _reconciled(rt, kind, history)
-    budget = timedelta(seconds=rt.settings.tick_budget_seconds)
-    pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
-    slots = ChannelSlots(rt)
-    seen: set[str] = set()
-    left: set[str] = set()  # read, but a channel's excess (see processor.due_page)
-    read = 0
+    reads = _Reads(rt.settings.tick_limit)
+    _deliver_due(rt, kind, counts, reads)
+    counts["deferred"] += len(reads.left - reads.seen)  # left for the next pass by pacing, too
+    summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
+    return {**summary, "dry_run": False, "due": reads.read, "now": now.isoformat()}
+
+
+@dataclass
+class _Reads:
+    """What a pass has read of the due documents so far, and where it reads next."""
+
+    limit: int  # TICK_LIMIT: documents handled per pass, however often it reads
+    seen: set[str] = field(default_factory=set)  # ids handed to a page (and not given back)
+    left: set[str] = field(default_factory=set)  # read, but a channel's excess (due_page)
+    read: int = 0  # documents read
     # Once another worker has won a claim, the channels this worker was first to reach: its
     # share, which it alone reads until it is done (None: the whole page, from the head).
     share: ChannelRange | None = None
+
+    def take(
+        self, due: DuePage, ours: Callable[[list[Snapshot]], list[Snapshot]]
+    ) -> list[Snapshot]:
+        """What of `due` the pass delivers now: not handled yet, `ours`, within the limit."""
+        self.read += due.read
+        self.left.update(due.left)
+        fresh = ours([snap for snap in due.messages if snap.id not in self.seen])
+        fresh = fresh[: self.limit - len(self.seen)]
+        self.seen.update(snap.id for snap in fresh)
+        return fresh
+
+    def again(self, page: Page) -> bool:
+        """Whether the pass reads again after `page`, and from where (`share`)."""
+        if page.failed:
+            return False  # the page ended on an error: its sends are on record, the rest waits
+        if not page.skipped:
+            if self.share is None:
+                return False  # everything read was handled: the next pass reads what is left
+            # Its share is done: on to what is left of the backlog, from the head, as a pass
+            # that knows other workers are about (a few lanes at a time: PROBES).
+            self.share = None
+            return True
+        self.seen.difference_update(page.skipped)
+        self.share = page.share
+        return True
+
+
+def _deliver_due(rt: Runtime, kind: PagedKind[Any], counts: Counter[str], reads: _Reads) -> None:
+    """Read and deliver due pages until everything read is handled, the page ends on an
+    error, or MAX_PAGES reads were made."""
+    budget = timedelta(seconds=rt.settings.tick_budget_seconds)
+    pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
+    slots = ChannelSlots(rt)
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
-        dispatcher = InProcess(
-            rt,
-            pool,
-            slots,
-            counts,
-            lambda rt_, snap, slots_: claim_and_send(kind, rt_, snap, slots_),
-        )
+        dispatcher = InProcess(rt, pool, slots, counts, partial(claim_and_send, kind))
         for _ in range(MAX_PAGES):
             try:
-                due = _due_page(rt, kind, rt.clock.now(), share)
+                due = _due_page(rt, kind, rt.clock.now(), reads.share)
             except Exception as exc:
                 # Everything this pass sent is on record already (a page records its sends
                 # before it ends); what is still due waits for the next pass.
-                io_error(
-                    counts, f"reading the due {kind.name}s failed", exc, collection=kind.collection
-                )
-                break
-            read += due.read
-            left.update(due.left)
-            fresh = _ours(slots, pacer, [s for s in due.messages if s.id not in seen], rt)
-            # At most TICK_LIMIT documents are handled per pass, however often it reads.
-            fresh = fresh[: rt.settings.tick_limit - len(seen)]
-            seen.update(snap.id for snap in fresh)
-            # More is due than was taken, so this worker will be back for more.
+                what = f"reading the due {kind.name}s failed"
+                io_error(counts, what, exc, collection=kind.collection)
+                return
+            start = None if reads.share else rt.worker_id
+            fresh = reads.take(due, lambda snaps: _ours(slots, pacer, snaps, rt))
             page = Page(
                 rt,
                 dispatcher,
@@ -90,25 +124,13 @@ def run_tick(
                 counts,
                 slots,
                 parallel=PARALLEL_POSTS,
-                backlog=due.more,
+                backlog=due.more,  # more is due than was taken: this worker will be back
                 collection=kind.collection,
             )
             # A share is read from its start; the head, from a place of this worker's own.
-            page.deliver(lanes(fresh, None if share else rt.worker_id))
-            if page.failed:
-                break  # the page ended on an error: its sends are on record, the rest waits
-            if not page.skipped:
-                if share is None:
-                    break  # everything read was handled: the next pass reads what is left
-                # Its share is done: on to what is left of the backlog, from the head, as a
-                # pass that knows other workers are about (a few lanes at a time: PROBES).
-                share = None
-                continue
-            seen.difference_update(page.skipped)
-            share = page.share
-    counts["deferred"] += len(left - seen)  # left for the next pass by pacing, too
-    summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
-    return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
+            page.deliver(lanes(fresh, start))
+            if not reads.again(page):
+                return
 
 
 def _dry_run(rt: Runtime, kind: PagedKind[Any], now: datetime) -> dict[str, Any]:

@@ -11,7 +11,7 @@ open after all is settled here instead: the rotation rescheduled, or the day rec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -19,13 +19,16 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.leases import LEASE, Lease, check_lease
+from core.documents.rotations import Rollback, RotationField, RotationStatus, RotationWrite
 from core.errors import DocumentError
-from core.models import Lease, LedgerStatus, check_lease, rotation_delivery_id
-from core.rotation import ACTIVE, PAUSED, Rotation, Turn, turn_for
+from core.models import rotation_delivery_id
+from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Missed
-from processor.ledger_entries import new_day_entry
+from processor.ledger_entries import day_entry
 from processor.outcome import Result
 from processor.reject import reject
 from rotations.kind import ROTATION_DAY_KIND, DayTurn
@@ -43,11 +46,11 @@ def plan_day(rt: Runtime, snap: Snapshot) -> DayPlan | Result:
     after all, its `next_run_at` moved to when it is (a Result)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
-    if data.get("status") != ACTIVE:
+    if data.get(RotationField.STATUS) != RotationStatus.ACTIVE:
         return Result.SKIPPED
     try:
-        check_lease(data.get("lease"))
-        if data.get("lease"):
+        check_lease(data.get(LEASE))
+        if data.get(LEASE):
             return Result.SKIPPED  # a claimed day, settled by reconciliation
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
@@ -70,7 +73,7 @@ class DayPlan:
     rt: Runtime
     rotation: Rotation
     turn: Turn
-    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
+    rollback: Rollback  # the fields a rollback restores, as they were before the claim
     ledger_ref: firestore.DocumentReference
     days: MissedDays
     planned_at: datetime
@@ -84,60 +87,61 @@ class DayPlan:
         return self.days.records
 
     def new_entry(self) -> dict[str, Any]:
-        return new_day_entry(self.rotation, self.turn.day, self.rt.worker_id)
+        return day_entry(self.rotation, self.turn.day, self.rt.worker_id, LedgerWrite())
 
-    def claim_fields(self) -> dict[str, Any]:
-        return {"member": self.turn.member}
+    def claim_fields(self) -> LedgerWrite:
+        return LedgerWrite(member=self.turn.member)
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
+    ) -> RotationWrite:
         turn, day = self.turn, self.turn.day.isoformat()
-        lease = Lease(owner, expires_at, occurrence_date=day, member=turn.member)
-        return {
-            "last_processed_date": day,
-            "cursor": turn.cursor,
-            "members": list(turn.members),
-            "rollback": self.rollback,
-            "lease": lease.to_document(),
-            "attempts": attempts,
+        return RotationWrite(
+            last_processed_date=day,
+            cursor=turn.cursor,
+            members=list(turn.members),
+            rollback=self.rollback,
+            lease=Lease(owner, expires_at, occurrence_date=day, member=turn.member),
+            attempts=attempts,
             # The next turn: the due query stops returning a claimed day at once.
-            "next_run_at": self.rotation.next_due_at(self.planned_at, after=turn.day),
-        }
+            next_run_at=self.rotation.next_due_at(self.planned_at, after=turn.day),
+        )
 
     def repaired(
         self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
-    ) -> dict[str, Any]:
+    ) -> RotationWrite:
         """The day marked taken; a day another claim holds gets its lease back, as the claim
         left it (the order advanced, the values before it under `rollback`), so that
         reconciliation can settle it either way."""
         day = self.turn.day
-        update: dict[str, Any] = {
-            "last_processed_date": day.isoformat(),
-            "next_run_at": self.rotation.next_due_at(now, after=day),
-        }
-        if entry.get("status") != LedgerStatus.CLAIMED:
+        update = RotationWrite(
+            last_processed_date=day.isoformat(),
+            next_run_at=self.rotation.next_due_at(now, after=day),
+        )
+        if entry.get(LedgerField.STATUS) != LedgerStatus.CLAIMED:
             return update
-        expires = entry.get("lease_expires_at")
+        expires = entry.get(LedgerField.LEASE_EXPIRES_AT)
         lease = Lease(
-            entry.get("worker"),
+            entry.get(LedgerField.WORKER),
             # Never a lease the expired-lease query cannot find.
             expires if isinstance(expires, datetime) else now,
             occurrence_date=day.isoformat(),
-            member=entry.get("member"),
+            member=entry.get(LedgerField.MEMBER),
         )
         held = turn_for(self.rotation, day)
-        return update | {
-            "cursor": held.cursor,
-            "members": list(held.members),
-            "rollback": self.rollback,
-            "lease": lease.to_document(),
-        }
+        return replace(
+            update,
+            cursor=held.cursor,
+            members=list(held.members),
+            rollback=self.rollback,
+            lease=lease,
+        )
 
     def subject(self, entry: dict[str, Any] | None) -> DayTurn:
         assert self.turn.member is not None  # a claim is only planned for a turn with a member
-        escalated = entry is not None and entry.get("escalated_at") is not None
-        return DayTurn(self.rotation, self.turn.day, self.turn.member, self.rollback, escalated)
+        escalated = entry is not None and entry.get(LedgerField.ESCALATED_AT) is not None
+        rollback = self.rollback.to_document()
+        return DayTurn(self.rotation, self.turn.day, self.turn.member, rollback, escalated)
 
     def alongside(self, batch: firestore.WriteBatch) -> None:
         close_ended(batch, self.days)
@@ -146,15 +150,15 @@ class DayPlan:
         log_missed_days(self.rt, self.rotation, self.days, missed)
 
     def log_fields(self) -> dict[str, Any]:
-        return {"occurrence_date": self.turn.day.isoformat()}
+        return {LedgerField.OCCURRENCE_DATE.value: self.turn.day.isoformat()}
 
 
-def _rollback_of(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "last_processed_date": data.get("last_processed_date"),
-        "cursor": data.get("cursor", 0),
-        "members": data.get("members"),
-    }
+def _rollback_of(data: dict[str, Any]) -> Rollback:
+    return Rollback(
+        data.get(RotationField.LAST_PROCESSED_DATE),
+        data.get(RotationField.CURSOR, 0),
+        data.get(RotationField.MEMBERS),
+    )
 
 
 def _reschedule(rt: Runtime, snap: Snapshot, rotation: Rotation, now: datetime) -> Result:
@@ -165,7 +169,7 @@ def _reschedule(rt: Runtime, snap: Snapshot, rotation: Rotation, now: datetime) 
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        {"next_run_at": rotation.next_due_at(now), "updated_at": now},
+        RotationWrite(next_run_at=rotation.next_due_at(now), updated_at=now).to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     create_missed(batch, missed)
@@ -187,24 +191,28 @@ def _everyone_skipped(
     now: datetime,
 ) -> Result:
     """Every member is out today: the day is recorded `skipped` and nobody loses a turn."""
-    update = {
-        "last_processed_date": turn.day.isoformat(),
-        "next_run_at": rotation.next_due_at(now, after=turn.day),
-        "updated_at": now,
-        "version": firestore.Increment(1),
-    }
+    update = (
+        RotationWrite(
+            last_processed_date=turn.day.isoformat(),
+            next_run_at=rotation.next_due_at(now, after=turn.day),
+        )
+        .stamped(now)
+        .to_document()
+    )
     option = rt.db.write_option(last_update_time=snap.update_time)
     batch = rt.db.batch()
     batch.update(snap.reference, update, option=option)
     batch.create(
         ledger_ref,
-        new_day_entry(
+        day_entry(
             rotation,
             turn.day,
             rt.worker_id,
-            status=LedgerStatus.SKIPPED,
-            reason="everyone_skipped",
-            skipped_at=now,
+            LedgerWrite(
+                status=LedgerStatus.SKIPPED,
+                reason=LedgerReason.EVERYONE_SKIPPED,
+                skipped_at=now,
+            ),
         ),
     )
     create_missed(batch, missed)
@@ -225,8 +233,8 @@ def _everyone_skipped(
         rotation_id=rotation.id,
         delivery_id=ledger_ref.id,
         occurrence_date=turn.day.isoformat(),
-        status="skipped",
-        error_code="everyone_skipped",
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.EVERYONE_SKIPPED,
         channel=rotation.channel,
     )
     return Result.SKIPPED
@@ -236,4 +244,4 @@ def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError) -> Result:
     """A rotation that cannot take turns as stored is paused with a code saying why (and
     escalated), rather than tried again every minute; an edit can resume it."""
     detail = f"rotation cannot take turns as stored (paused): {exc.message}"
-    return reject(rt, ROTATION_DAY_KIND, snap, exc, status=PAUSED, detail=detail)
+    return reject(rt, ROTATION_DAY_KIND, snap, exc, status=RotationStatus.PAUSED, detail=detail)

@@ -20,20 +20,37 @@ A day is alerted once (`escalated_at` on its ledger entry), not on every try.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from google.cloud import firestore
-
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerKind,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+)
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, LeaseField, usable_lease
+from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
-from core.models import LedgerStatus, rotation_delivery_id
+from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import ROTATIONS, Snapshot, expired_rotation_leases
+from core.store import (
+    ROTATIONS,
+    ChannelRange,
+    Snapshot,
+    due_rotations,
+    expired_rotation_leases,
+)
 from formatting.slack_text import SlackMessage
+from processor import tick
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -47,7 +64,7 @@ from processor.abc import (
 from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
-from rotations.missed_days import DAY_ENDED
+from rotations.preview import preview_turns
 from rotations.render import render_turn
 from rotations.settle import rotation_settle_writes
 
@@ -76,23 +93,40 @@ def day_ended_detail(post: PostResult) -> str:
 
 
 class RotationDayKind:
-    name = "rotation"
+    name = LedgerKind.ROTATION
     collection = ROTATIONS
-    id_field = "rotation_id"
+    id_field = LedgerField.ROTATION_ID
     noun = "a claimed rotation day"
     summary_key: str | None = "rotations"
 
     def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
-        from rotations import tick  # the rotations' pass, which settles claims of this kind
-
-        if dry_run:
-            return {"previews": tick.preview_rotations(rt)}
-        return tick.run_rotations(rt, history)
+        return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
     def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[DayTurn] | Result:
         from rotations.claim import plan_day  # it plans the claims of this kind
 
         return plan_day(rt, snap)
+
+    def due(
+        self,
+        db: Any,
+        now: datetime,
+        limit: int,
+        share: ChannelRange | None,
+        excluding: Sequence[str],
+    ) -> list[Snapshot]:
+        # A claimed day (a lease held for a person can outlast the next turn's time) is
+        # reconciliation's, not a claim's: left out, so a pass does not count it as due.
+        due = due_rotations(db, now, limit, share, excluding)
+        return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
+
+    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+        return preview_turns(due, now)
+
+    def sweep(self, rt: Runtime) -> Counter[str]:
+        # Nothing: a lease no pass can settle is rejected by the rotation's claim once its
+        # next turn is due (rotations.claim.reject_rotation).
+        return Counter()
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_rotation_leases(db, now, limit)
@@ -100,17 +134,17 @@ class RotationDayKind:
     def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
         day = _leased_day(subject_id, data)
         rotation = Rotation.from_document(subject_id, data)
-        fields = {"occurrence_date": day.isoformat()}
+        fields = {LedgerField.OCCURRENCE_DATE.value: day.isoformat()}
         return Leased(rotation.due_at(day), rotation_delivery_id(subject_id, day), fields)
 
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
     ) -> DayTurn:
         rotation = Rotation.from_document(subject_id, data)
-        lease = data.get("lease") or {}
-        member = str(lease.get("member") or entry.get("member"))
-        day = date.fromisoformat(leased.fields["occurrence_date"])
-        escalated = entry.get("escalated_at") is not None
+        lease = data.get(LEASE) or {}
+        member = str(lease.get(LeaseField.MEMBER) or entry.get(LedgerField.MEMBER))
+        day = date.fromisoformat(leased.fields[LedgerField.OCCURRENCE_DATE])
+        escalated = entry.get(LedgerField.ESCALATED_AT) is not None
         return DayTurn(rotation, day, member, _rollback(data), escalated)
 
     def channel(self, claim: Claim[DayTurn]) -> str:
@@ -124,34 +158,35 @@ class RotationDayKind:
     ) -> Writes:
         writes = _outcome_writes(claim, post, now, max_attempts)
         if needs_alert(post, writes.result) and not claim.subject.escalated:
-            writes.ledger["escalated_at"] = now  # the day's one alert (outcome_line)
+            # The day's one alert (outcome_line).
+            return writes._replace(ledger=replace(writes.ledger, escalated_at=now))
         return writes
 
-    def unconfirmed_writes(self, claim: Claim[DayTurn], error: dict[str, Any]) -> Writes:
-        rotation = {"lease": firestore.DELETE_FIELD, "last_error": error}
-        ledger = {"status": LedgerStatus.UNCONFIRMED, "error": error}
+    def unconfirmed_writes(self, claim: Claim[DayTurn], error: StoredError) -> Writes:
+        rotation = RotationWrite(lease=DELETE, last_error=error)
+        ledger = LedgerWrite(status=LedgerStatus.UNCONFIRMED, error=error)
         return Writes(rotation, ledger, Result.UNCONFIRMED)
 
     def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
         return rotation_settle_writes(rt, action, entry, subject)
 
     def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
-        lease = subject.get("lease") or {}
+        lease = subject.get(LEASE) or {}
         return bool(
-            lease.get("owner") == claim.owner
-            and lease.get("occurrence_date") == claim.subject.day.isoformat()
+            lease.get(LeaseField.OWNER) == claim.owner
+            and lease.get(LeaseField.OCCURRENCE_DATE) == claim.subject.day.isoformat()
         )
 
     def log_fields(self, claim: Claim[DayTurn]) -> dict[str, Any]:
-        return {"occurrence_date": claim.subject.day.isoformat()}
+        return {LedgerField.OCCURRENCE_DATE.value: claim.subject.day.isoformat()}
 
     def outcome_line(self, claim: Claim[DayTurn], post: PostResult, result: Result) -> OutcomeLine:
         code, detail = post.code, post.detail or str(post.code)
         if result is Result.SKIPPED:
-            code, detail = DAY_ENDED, day_ended_detail(post)
+            code, detail = LedgerReason.DAY_ENDED, day_ended_detail(post)
         elif result is Result.RELEASED:
             detail += "; tried again today with backoff, up to MAX_ATTEMPTS"
-        fields: dict[str, Any] = {"member": claim.subject.member}
+        fields: dict[str, Any] = {LedgerField.MEMBER.value: claim.subject.member}
         if needs_alert(post, result) and not claim.subject.escalated:
             fields["last_error_code"] = post.code
             return OutcomeLine("error", "", code, detail, True, fields)
@@ -178,7 +213,7 @@ def _leased_day(subject_id: str, data: dict[str, Any]) -> date:
     """The lease's day, once the rotation is known to parse (LeaseUnreadable otherwise)."""
     try:
         Rotation.from_document(subject_id, data)
-        return date.fromisoformat(str((data.get("lease") or {}).get("occurrence_date")))
+        return date.fromisoformat(str((data.get(LEASE) or {}).get(LeaseField.OCCURRENCE_DATE)))
     except (DocumentError, ValueError) as exc:
         code = exc.code if isinstance(exc, DocumentError) else "invalid_lease"
         raise LeaseUnreadable(code, f"a claimed rotation day no longer parses: {exc}") from None
@@ -188,47 +223,42 @@ def _rollback(data: dict[str, Any]) -> dict[str, Any]:
     """What giving the day back restores. A lease without `rollback` (one repaired from
     its ledger entry before the repair kept it) restores the order as it stands and no
     `last_processed_date`, so the day is open again and nothing else is."""
-    rollback = data.get("rollback")
+    rollback = data.get(RotationField.ROLLBACK)
     if isinstance(rollback, dict):
         return rollback
-    return {
-        "last_processed_date": None,
-        "cursor": data.get("cursor", 0),
-        "members": data.get("members"),
-    }
+    return Rollback(
+        None, data.get(RotationField.CURSOR, 0), data.get(RotationField.MEMBERS)
+    ).to_document()
 
 
 def _outcome_writes(
     claim: Claim[DayTurn], post: PostResult, now: datetime, max_attempts: int
 ) -> Writes:
     turn = claim.subject
-    error: dict[str, Any] = {"code": post.code, "message": post.detail, "at": now}
+    error = StoredError(post.code, post.detail, now)
     if post.outcome is Outcome.DELIVERED:
-        rotation = {
-            "lease": firestore.DELETE_FIELD,
-            "rollback": firestore.DELETE_FIELD,
-            "last_error": firestore.DELETE_FIELD,
-            "last_member": turn.member,
-            "last_sent_at": now,
-            "last_slack_ts": post.ts,
-            "sent_count": firestore.Increment(1),
-        }
-        ledger: dict[str, Any] = {"status": LedgerStatus.SENT, "slack_ts": post.ts, "sent_at": now}
+        rotation = RotationWrite(
+            lease=DELETE,
+            rollback=DELETE,
+            last_error=DELETE,
+            last_member=turn.member,
+            last_sent_at=now,
+            last_slack_ts=post.ts,
+            sent_count=INCREMENT,
+        )
+        ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
         return Writes(rotation, ledger, Result.SENT)
     if post.outcome is Outcome.AMBIGUOUS:
-        return Writes({"last_error": error}, {"error": error}, Result.AMBIGUOUS)
-    restored: dict[str, Any] = {
-        **turn.rollback,
-        "lease": firestore.DELETE_FIELD,
-        "rollback": firestore.DELETE_FIELD,
-        "last_error": error,
-    }
+        return Writes(RotationWrite(last_error=error), LedgerWrite(error=error), Result.AMBIGUOUS)
+    restored = RotationWrite(
+        **_restored(turn.rollback), lease=DELETE, rollback=DELETE, last_error=error
+    )
     next_turn = turn.rotation.next_due_at(now, after=turn.day)
     if post.outcome is Outcome.FAILED and claim.attempts >= max_attempts:
         # Out of attempts: the day ends failed and the rotation moves on to its next turn
         # day; an edit of the rotation re-opens today (the same ledger entry, attempts + 1).
-        ledger = {"status": LedgerStatus.FAILED, "error": error}
-        return Writes(restored | {"next_run_at": next_turn}, ledger, Result.FAILED)
+        ledger = LedgerWrite(status=LedgerStatus.FAILED, error=error)
+        return Writes(replace(restored, next_run_at=next_turn), ledger, Result.FAILED)
     if post.outcome is Outcome.RETRY_LATER:
         wait = timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
     else:
@@ -237,12 +267,19 @@ def _outcome_writes(
     if retry_at >= turn.rotation.day_ends_at(turn.day):
         # The retry would fall on the next local day, which has a turn of its own: the day
         # ends here, unposted, and the member keeps their place for the next turn.
-        ended = error | {"message": day_ended_detail(post)}
-        ledger = {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "error": ended}
-        closed = restored | {"last_processed_date": turn.day.isoformat(), "next_run_at": next_turn}
+        ended = replace(error, message=day_ended_detail(post))
+        ledger = LedgerWrite(
+            status=LedgerStatus.SKIPPED, reason=LedgerReason.DAY_ENDED, error=ended
+        )
+        closed = replace(restored, last_processed_date=turn.day.isoformat(), next_run_at=next_turn)
         return Writes(closed, ledger, Result.SKIPPED)
-    ledger = {"status": LedgerStatus.RELEASED, "error": error, "retry_at": retry_at}
-    return Writes(restored | {"next_run_at": retry_at}, ledger, Result.RELEASED)
+    ledger = LedgerWrite(status=LedgerStatus.RELEASED, error=error, retry_at=retry_at)
+    return Writes(replace(restored, next_run_at=retry_at), ledger, Result.RELEASED)
+
+
+def _restored(rollback: dict[str, Any]) -> dict[str, Any]:
+    """The rollback's values a give-back restores (those it holds)."""
+    return {name.value: rollback[name] for name in RESTORED if name in rollback}
 
 
 ROTATION_DAY_KIND = RotationDayKind()

@@ -21,17 +21,19 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.models import LedgerStatus, rotation_delivery_id
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.errors import ErrorField
+from core.documents.write import UNSET
+from core.models import rotation_delivery_id
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Missed
 from processor.escalate import escalate
-from processor.ledger_entries import new_day_entry
+from processor.ledger_entries import day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
-DAY_ENDED = "day_ended"
 
 
 @dataclass(frozen=True)
@@ -52,18 +54,9 @@ def missed_day_records(rt: Runtime, rotation: Rotation, today: date, now: dateti
         for day in recent
     ]
     found = {snap.id: snap for snap in rt.db.get_all(refs) if snap.exists} if refs else {}
+    skipped = LedgerWrite(status=LedgerStatus.SKIPPED, reason=LedgerReason.MISSED, skipped_at=now)
     records = [
-        Missed(
-            ref,
-            new_day_entry(
-                rotation,
-                day,
-                rt.worker_id,
-                status=LedgerStatus.SKIPPED,
-                reason="missed",
-                skipped_at=now,
-            ),
-        )
+        Missed(ref, day_entry(rotation, day, rt.worker_id, skipped))
         for ref, day in zip(refs, recent, strict=True)
         if ref.id not in found
     ]
@@ -76,14 +69,14 @@ def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snaps
     by single-field indexes. A rotation has at most a few (one per day given back)."""
     query = (
         rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter("rotation_id", "==", rotation.id))
-        .where(filter=FieldFilter("status", "==", LedgerStatus.RELEASED))
+        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation.id))
+        .where(filter=FieldFilter(LedgerField.STATUS, "==", LedgerStatus.RELEASED))
         .limit(MAX_RECORDED)
     )
     return [
         snap
         for snap in query.stream()
-        if str((snap.to_dict() or {}).get("occurrence_date")) < today.isoformat()
+        if str((snap.to_dict() or {}).get(LedgerField.OCCURRENCE_DATE)) < today.isoformat()
     ]
 
 
@@ -98,15 +91,16 @@ def close_ended(batch: firestore.WriteBatch, missed: MissedDays) -> None:
     """The rotation's past days still `released` closed `skipped` (`day_ended`), each under
     its own precondition."""
     for snap in missed.ended:
-        escalated = (snap.to_dict() or {}).get("escalated_at") is not None
+        escalated = (snap.to_dict() or {}).get(LedgerField.ESCALATED_AT) is not None
+        ended = LedgerWrite(
+            status=LedgerStatus.SKIPPED,
+            reason=LedgerReason.DAY_ENDED,
+            skipped_at=missed.now,
+            escalated_at=UNSET if escalated else missed.now,
+        )
         batch.update(
             snap.reference,
-            {
-                "status": LedgerStatus.SKIPPED,
-                "reason": DAY_ENDED,
-                "skipped_at": missed.now,
-                **({} if escalated else {"escalated_at": missed.now}),
-            },
+            ended.to_document(),
             option=firestore.Client.write_option(last_update_time=snap.update_time),
         )
 
@@ -130,32 +124,32 @@ def log_missed_days(
         rotation_id=rotation.id,
         missed_count=missed.total,
         recorded=len(records),
-        first_missed_date=records[0].fields["occurrence_date"],
-        status="skipped",
-        error_code="missed",
+        first_missed_date=records[0].fields[LedgerField.OCCURRENCE_DATE],
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.MISSED,
         channel=rotation.channel,
     )
 
 
 def _report_ended(rt: Runtime, rotation: Rotation, snap: Snapshot) -> None:
     entry = snap.to_dict() or {}
-    error = entry.get("error")
+    error = entry.get(LedgerField.ERROR)
     error = error if isinstance(error, dict) else {}
     fields: dict[str, Any] = {
         "delivery_id": snap.id,
-        "occurrence_date": entry.get("occurrence_date"),
-        "member": entry.get("member"),
+        "occurrence_date": entry.get(LedgerField.OCCURRENCE_DATE),
+        "member": entry.get(LedgerField.MEMBER),
         "channel": rotation.channel,
-        "last_error_code": error.get("code"),
+        "last_error_code": error.get(ErrorField.CODE),
     }
     detail = "the turn was given back for a retry that its local day ended before; not posted"
-    if entry.get("escalated_at") is None:
+    if entry.get(LedgerField.ESCALATED_AT) is None:
         escalate(
             rt,
-            status="skipped",
+            status=LedgerStatus.SKIPPED,
             rotation_id=rotation.id,
-            occurrence_at=entry.get("occurrence_at"),
-            error_code=DAY_ENDED,
+            occurrence_at=entry.get(LedgerField.OCCURRENCE_AT),
+            error_code=LedgerReason.DAY_ENDED,
             detail=detail,
             **fields,
         )
@@ -163,7 +157,7 @@ def _report_ended(rt: Runtime, rotation: Rotation, snap: Snapshot) -> None:
     logs.error(
         f"delivery skipped: {detail}",
         rotation_id=rotation.id,
-        status="skipped",
-        error_code=DAY_ENDED,
+        status=LedgerStatus.SKIPPED,
+        error_code=LedgerReason.DAY_ENDED,
         **fields,
     )

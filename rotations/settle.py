@@ -23,73 +23,81 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.leases import LEASE, LeaseField
+from core.documents.rotations import RotationField, RotationStatus, RotationWrite
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
-from core.models import LedgerStatus
-from core.rotation import ACTIVE, Rotation
+from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES
 from processor.abc import MARK_DELIVERED, Doc, Settle, Writes
 from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
-from rotations.missed_days import DAY_ENDED
 
 
 def rotation_settle_writes(rt: Runtime, action: Settle, entry: Doc, data: Doc) -> Writes:
     now, delivery_id = action.at, action.delivery_id
-    if entry.get("status") == LedgerStatus.FAILED:
+    if entry.get(LedgerField.STATUS) == LedgerStatus.FAILED:
         raise SettleRefused(
             f"rotation day {delivery_id!r} failed and was rolled back: the same member is "
             "next; edit the rotation to post today's turn again"
         )
-    _refuse_unless_current_day(rt, delivery_id, entry, str(entry.get("rotation_id")), data, now)
+    rotation_id = str(entry.get(LedgerField.ROTATION_ID))
+    _refuse_unless_current_day(rt, delivery_id, entry, rotation_id, data, now)
     if action.name == MARK_DELIVERED:
         return _delivered(entry, action, now)
     return _released(delivery_id, entry, data, now)
 
 
 def _delivered(entry: dict[str, Any], action: Settle, now: datetime) -> Writes:
-    rotation = {
-        "lease": firestore.DELETE_FIELD,
-        "rollback": firestore.DELETE_FIELD,
-        "last_error": firestore.DELETE_FIELD,
-        "last_member": entry.get("member"),
-        "last_sent_at": now,
-        "last_slack_ts": action.ts,
-        "sent_count": firestore.Increment(1),
-    }
-    ledger = {"status": LedgerStatus.SENT, "slack_ts": action.ts, "sent_at": now}
+    rotation = RotationWrite(
+        lease=DELETE,
+        rollback=DELETE,
+        last_error=DELETE,
+        last_member=entry.get(LedgerField.MEMBER),
+        last_sent_at=now,
+        last_slack_ts=action.ts,
+        sent_count=INCREMENT,
+    )
+    ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=action.ts, sent_at=now)
     return Writes(rotation, ledger, Result.SENT)
 
 
 def _released(
     delivery_id: str, entry: dict[str, Any], rotation: dict[str, Any], now: datetime
 ) -> Writes:
-    if rotation.get("status") != ACTIVE:
+    status = rotation.get(RotationField.STATUS)
+    if status != RotationStatus.ACTIVE:
         raise SettleRefused(
-            f"rotation {entry.get('rotation_id')!r} is {rotation.get('status')!r}: a "
+            f"rotation {entry.get(LedgerField.ROTATION_ID)!r} is {status!r}: a "
             f"released {delivery_id!r} would never be posted; resume the rotation first"
         )
     # The member order as it is now, edits included (an edit may have come after the day
     # was held): only the cursor moves back, onto the member whose turn it was.
-    stored_rollback, stored_members = rotation.get("rollback"), rotation.get("members")
+    stored_rollback = rotation.get(RotationField.ROLLBACK)
+    stored_members = rotation.get(RotationField.MEMBERS)
     rollback: dict[str, Any] = stored_rollback if isinstance(stored_rollback, dict) else {}
     members: list[Any] = stored_members if isinstance(stored_members, list) else []
-    member = entry.get("member")
-    cursor = members.index(member) if member in members else rotation.get("cursor", 0)
-    update = {
-        "last_processed_date": rollback.get("last_processed_date"),
-        "cursor": cursor,
-        "lease": firestore.DELETE_FIELD,
-        "rollback": firestore.DELETE_FIELD,
-        "next_run_at": now,
-    }
+    member = entry.get(LedgerField.MEMBER)
+    cursor = members.index(member) if member in members else rotation.get(RotationField.CURSOR, 0)
+    update = RotationWrite(
+        last_processed_date=rollback.get(RotationField.LAST_PROCESSED_DATE),
+        cursor=cursor,
+        lease=DELETE,
+        rollback=DELETE,
+        next_run_at=now,
+    )
     # A day already over in the team's timezone cannot be posted any more: the member takes
     # the next turn instead, and the entry ends `skipped` rather than `released` for good.
-    if _today(entry, rotation, now) != entry.get("occurrence_date"):
-        ledger = {"status": LedgerStatus.SKIPPED, "reason": DAY_ENDED, "skipped_at": now}
+    if _today(entry, rotation, now) != entry.get(LedgerField.OCCURRENCE_DATE):
+        ledger = LedgerWrite(
+            status=LedgerStatus.SKIPPED, reason=LedgerReason.DAY_ENDED, skipped_at=now
+        )
         return Writes(update, ledger, Result.SKIPPED)
-    return Writes(update, {"status": LedgerStatus.RELEASED, "retry_at": now}, Result.RELEASED)
+    released = LedgerWrite(status=LedgerStatus.RELEASED, retry_at=now)
+    return Writes(update, released, Result.RELEASED)
 
 
 def _refuse_unless_current_day(
@@ -105,12 +113,12 @@ def _refuse_unless_current_day(
     rolled back (rate limited, failed) puts `last_processed_date` back, but its entry says
     the rotation went past this day. New day entries are only written together with the
     rotation, so the caller's precondition on the rotation read covers this answer too."""
-    day = entry.get("occurrence_date")
-    stored_lease = data.get("lease")
+    day = entry.get(LedgerField.OCCURRENCE_DATE)
+    stored_lease = data.get(LEASE)
     lease: dict[str, Any] = stored_lease if isinstance(stored_lease, dict) else {}
     marks = (
-        data.get("last_processed_date"),
-        lease.get("occurrence_date", day),
+        data.get(RotationField.LAST_PROCESSED_DATE),
+        lease.get(LeaseField.OCCURRENCE_DATE, day),
         newest_day(rt.db, rotation_id),
     )
     if any(mark != day for mark in marks):
@@ -132,19 +140,20 @@ def newest_day(db: firestore.Client, rotation_id: str) -> Any:
     (rotation_id, occurrence_date desc) index."""
     query = (
         db.collection(DELIVERIES)
-        .where(filter=FieldFilter("rotation_id", "==", rotation_id))
-        .order_by("occurrence_date", direction=firestore.Query.DESCENDING)
+        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation_id))
+        .order_by(LedgerField.OCCURRENCE_DATE, direction=firestore.Query.DESCENDING)
         .limit(1)
     )
-    return next((s.get("occurrence_date") for s in query.stream()), None)
+    return next((s.get(LedgerField.OCCURRENCE_DATE) for s in query.stream()), None)
 
 
 def _today(entry: dict[str, Any], data: dict[str, Any], now: datetime) -> str:
     """The team's local date now, to tell whether the entry's day is over."""
+    rotation_id = entry.get(LedgerField.ROTATION_ID)
     try:
-        return Rotation.from_document(str(entry.get("rotation_id")), data).today(now).isoformat()
+        return Rotation.from_document(str(rotation_id), data).today(now).isoformat()
     except DocumentError as exc:
         raise SettleRefused(
-            f"rotation {entry.get('rotation_id')!r} cannot take turns as stored "
+            f"rotation {rotation_id!r} cannot take turns as stored "
             f"({exc.code}: {exc.message}); fix the document first"
         ) from None

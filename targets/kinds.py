@@ -9,29 +9,18 @@ from typing import Any
 
 from core.runtime import Runtime
 from core.settings import PUBSUB
-from core.store import due_rotations
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
-from processor.abc import Kind
-from processor.publish import Source, publish_pass
+from processor.abc import PagedKind
+from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
-KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
-KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
-
-# The same kinds, in the same order, as the publishing pass reads them.
-SOURCES = (
-    Source(ROTATION_DAY_KIND, due_rotations),
-    Source(
-        MESSAGE_KIND,
-        lambda db, now, limit: MESSAGE_KIND.due(db, now, limit, None, ()),
-        MESSAGE_KIND.sweep,
-    ),
-)
+KINDS: tuple[PagedKind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
+KINDS_BY_NAME: dict[str, PagedKind[Any]] = {kind.name: kind for kind in KINDS}
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     """One pass. A dry run is the same under either dispatcher: what is due, previewed."""
     if rt.settings.dispatch == PUBSUB and not dry_run:
-        return publish_pass(rt, SOURCES)
+        return publish_pass(rt, KINDS)
     return one_pass.run_pass(rt, KINDS, dry_run=dry_run)

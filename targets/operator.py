@@ -26,6 +26,7 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from core.documents.deliveries import LedgerField
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES
@@ -39,9 +40,10 @@ from targets.kinds import KINDS
 def list_deliveries(
     db: firestore.Client, statuses: tuple[str, ...] = NEEDS_A_PERSON, limit: int = 50
 ) -> list[dict[str, Any]]:
-    query = db.collection(DELIVERIES).where(filter=FieldFilter("status", "in", list(statuses)))
+    status_in = FieldFilter(LedgerField.STATUS, "in", list(statuses))
+    query = db.collection(DELIVERIES).where(filter=status_in)
     rows = [{"delivery_id": s.id, **(s.to_dict() or {})} for s in query.limit(limit).stream()]
-    return sorted(rows, key=lambda r: str(r.get("occurrence_at")))
+    return sorted(rows, key=lambda r: str(r.get(LedgerField.OCCURRENCE_AT)))
 
 
 def mark_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str) -> None:

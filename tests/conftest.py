@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,27 +15,23 @@ from google.cloud import firestore
 from core.clock import FixedClock
 from core.runtime import Runtime
 from core.settings import Settings
-from core.slack import SlackTransport
-from core.store import MESSAGES
 from emulator.firestore import FirestoreEmulator
 from emulator.slack_standin import SlackStandIn
-from tests.oidc import (  # noqa: F401  (fixtures, registered for every test module)
+from tests.fixtures.clock import T0
+from tests.fixtures.oidc import (  # noqa: F401  (fixtures, registered for every test module)
     certs_endpoint,
     certs_server,
     fresh_certs_cache,
     other_key,
     signing_key,
 )
-from tests.pubsub_emulator import (  # noqa: F401  (fixtures, started only by tests that ask)
+from tests.fixtures.pubsub import (  # noqa: F401  (fixtures, started only by tests that ask)
     deliver,
     deliver_app,
     pubsub,
     pubsub_host,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
-ADMIN_TOKEN = "test-admin-token-0123456789"
-T0 = datetime(2027, 1, 4, 9, 0, tzinfo=UTC)  # a Monday
+from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, ROOT, make_runtime
 
 
 @pytest.fixture(scope="session")
@@ -99,42 +93,9 @@ def settings(env: dict[str, str]) -> Settings:
     return Settings.from_env()
 
 
-def make_runtime(settings: Settings, db: firestore.Client, clock: Any, worker: str) -> Runtime:
-    slack = SlackTransport(
-        settings.slack_bot_token or "", settings.slack_api_url, settings.slack_timeout_seconds
-    )
-    return Runtime(settings=settings, db=db, slack=slack, clock=clock, worker_id=worker)
-
-
 @pytest.fixture
 def rt(settings: Settings, db: firestore.Client, clock: FixedClock) -> Runtime:
     return make_runtime(settings, db, clock, "worker-a")
-
-
-def seed_message(db: firestore.Client, doc_id: str | None = None, **fields: Any) -> str:
-    """A waiting one-off due at T0 unless fields say otherwise, as another service would
-    write it directly."""
-    data: dict[str, Any] = {
-        "channel": "C0123ABCD",
-        "text": "Stand-up in 5 minutes",
-        "timezone": "UTC",
-        "send_at": T0,
-        "next_run_at": T0,
-        "status": "pending",
-        "version": 1,
-    }
-    data.update(fields)
-    ref = db.collection(MESSAGES).document(doc_id) if doc_id else db.collection(MESSAGES).document()
-    ref.set({k: v for k, v in data.items() if v is not None})
-    return str(ref.id)
-
-
-def message(db: firestore.Client, doc_id: str) -> dict[str, Any]:
-    return db.collection(MESSAGES).document(doc_id).get().to_dict() or {}
-
-
-def ledger(db: firestore.Client) -> dict[str, dict[str, Any]]:
-    return {d.id: d.to_dict() or {} for d in db.collection("deliveries").stream()}
 
 
 # --- the `api` target (composer) ----------------------------------------------------------
@@ -148,7 +109,7 @@ def api_app() -> Iterator[Any]:
     # create_app records its target in FUNCTION_TARGET; the context puts the variable back.
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("FUNCTION_TARGET", raising=False)
-        yield functions_framework.create_app(target="api", source=str(ROOT / "main.py"))
+        yield functions_framework.create_app(target="api", source=MAIN)
 
 
 @pytest.fixture
@@ -167,23 +128,24 @@ def api(
     return api_app.test_client()
 
 
-def call(
-    client: Any,
-    method: str,
-    path: str,
-    body: Any = None,
-    *,
-    headers: dict[str, str] | None = None,
-    auth: bool = True,
-) -> tuple[int, Any]:
-    """One request to the `api` target: (status, JSON body)."""
-    import json
+# --- the `tick` target ---------------------------------------------------------------------
 
-    sent = {"Authorization": f"Bearer {ADMIN_TOKEN}"} if auth else {}
-    sent |= headers or {}
-    data = body if isinstance(body, (str, bytes)) or body is None else json.dumps(body)
-    response = client.open(
-        path, method=method, headers=sent, data=data, content_type="application/json"
-    )
-    assert response.mimetype == "application/json", response.get_data(as_text=True)
-    return response.status_code, json.loads(response.get_data(as_text=True))
+
+@pytest.fixture(scope="module")
+def tick_app() -> Iterator[Any]:
+    """functions-framework's app serving main.py's `tick` target."""
+    import functions_framework
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("FUNCTION_TARGET", raising=False)
+        yield functions_framework.create_app(target="tick", source=MAIN)
+
+
+# --- the operator CLI ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_on_the_test_clock(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI builds its runtime from the environment: here, this test's (and its clock).
+    The operator tests opt in with `pytestmark = pytest.mark.usefixtures(...)`."""
+    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)

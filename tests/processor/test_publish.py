@@ -18,8 +18,10 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.claim import claim_occurrence
 from targets.kinds import run_pass
-from tests.conftest import ledger, make_runtime, seed_message
-from tests.pubsub_emulator import Subscription
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import seed_message
+from tests.fixtures.pubsub import Subscription
+from tests.fixtures.runtime import make_runtime
 
 
 @pytest.fixture

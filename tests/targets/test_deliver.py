@@ -18,10 +18,13 @@ from core.pubsub import DueOccurrence
 from emulator.slack_faults import Fault
 from processor.publish import publish
 from targets.deliver import deliver_occurrence
-from tests.conftest import T0, ledger, make_runtime, message, seed_message
-from tests.interleave import orchestrate
-from tests.oidc import AUDIENCE, TRIGGER, mint
-from tests.pubsub_emulator import Pulled, Subscription, push
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.oidc import AUDIENCE, TRIGGER, mint
+from tests.fixtures.pubsub import Pulled, Subscription, push
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 pytestmark = pytest.mark.usefixtures("fresh_certs_cache")
 

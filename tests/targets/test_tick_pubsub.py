@@ -16,8 +16,11 @@ import pytest
 
 from core.models import message_delivery_id
 from core.store import ROTATIONS
-from tests.conftest import ADMIN_TOKEN, T0, ledger, message, seed_message
-from tests.pubsub_emulator import MAIN, Subscription, push
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.pubsub import Subscription, push
+from tests.fixtures.runtime import ADMIN_TOKEN, MAIN
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,162 @@
+"""`deliveries/{delivery_id}`, the ledger: one entry per occurrence that was ever claimed (or
+recorded as skipped), never two. Its statuses, field names and typed writes."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.documents.errors import StoredError
+from core.documents.write import UNSET, Unset, Write
+
+
+class LedgerStatus(enum.StrEnum):
+    """`deliveries.status` values. `released` is our addition: the occurrence was not
+    delivered (rate limited, or proven undelivered) and may be claimed again."""
+
+    CLAIMED = "claimed"
+    SENT = "sent"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    UNCONFIRMED = "unconfirmed"
+    RELEASED = "released"
+
+
+# An entry in one of these may be claimed again (the same entry, attempts + 1).
+RECLAIMABLE = (LedgerStatus.RELEASED, LedgerStatus.FAILED)
+
+
+class LedgerReason(enum.StrEnum):
+    """`deliveries.reason`: why a `skipped` entry was never sent."""
+
+    MISSED = "missed"  # nothing ran while it was due
+    DAY_ENDED = "day_ended"  # a rotation day given back, and its local day ended first
+    EVERYONE_SKIPPED = "everyone_skipped"  # every member of a rotation was out that day
+    CANCELLED = "cancelled"  # a released occurrence whose message was cancelled
+    RESCHEDULED = "rescheduled"  # a released occurrence whose message was moved
+
+
+class LedgerKind(enum.StrEnum):
+    """`deliveries.kind`: what was sent."""
+
+    MESSAGE = "message"
+    ROTATION = "rotation"
+
+
+class LedgerField(enum.StrEnum):
+    KIND = "kind"
+    MESSAGE_ID = "message_id"
+    ROTATION_ID = "rotation_id"
+    OCCURRENCE_AT = "occurrence_at"
+    OCCURRENCE_DATE = "occurrence_date"
+    CHANNEL = "channel"
+    MEMBER = "member"
+    STATUS = "status"
+    REASON = "reason"
+    WORKER = "worker"
+    ATTEMPTS = "attempts"
+    CLAIMED_AT = "claimed_at"
+    LATE_SECONDS = "late_seconds"
+    SLACK_TS = "slack_ts"
+    SENT_AT = "sent_at"
+    ERROR = "error"
+    RETRY_AT = "retry_at"
+    SKIPPED_AT = "skipped_at"
+    MISSED_COUNT = "missed_count"
+    MISSED_THROUGH = "missed_through"
+    ESCALATED_AT = "escalated_at"
+    HISTORY_ESCALATED_AT = "history_escalated_at"
+    LEASE_EXPIRES_AT = "lease_expires_at"
+    RECONCILED_AT = "reconciled_at"
+    SEARCH = "search"
+    OPERATOR = "operator"
+
+
+class SearchField(enum.StrEnum):
+    """`deliveries.search`: how far reconciliation has read the channel's history
+    (processor.history_search.Search)."""
+
+    OLDEST = "oldest"
+    LATEST = "latest"
+    CURSOR = "cursor"
+    PAGES = "pages"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerWrite(Write):
+    """Some fields of a ledger entry (an update, or with `new_entry` its first write)."""
+
+    status: LedgerStatus | Unset = UNSET
+    reason: LedgerReason | Unset = UNSET
+    worker: str | Unset = UNSET
+    attempts: int | Unset = UNSET
+    claimed_at: datetime | Unset | None = UNSET
+    late_seconds: float | Unset = UNSET
+    slack_ts: str | Unset | None = UNSET
+    sent_at: datetime | Unset | None = UNSET
+    error: StoredError | Unset | None = UNSET
+    retry_at: datetime | Unset = UNSET
+    skipped_at: datetime | Unset | None = UNSET
+    missed_count: int | Unset = UNSET
+    missed_through: datetime | Unset = UNSET
+    member: str | Unset | None = UNSET
+    escalated_at: datetime | Unset | None = UNSET
+    history_escalated_at: datetime | Unset = UNSET
+    lease_expires_at: datetime | Unset = UNSET
+    reconciled_at: datetime | Unset = UNSET
+    search: Any = UNSET  # processor.history_search.Search: how far history was read
+    operator: OperatorRecord | Unset = UNSET
+
+
+@dataclass(frozen=True)
+class OperatorRecord:
+    """`deliveries.operator`: which operator action settled the entry, why, who, when."""
+
+    action: str
+    reason: str
+    by: str
+    at: datetime
+
+    def to_document(self) -> dict[str, Any]:
+        return {"action": self.action, "reason": self.reason, "by": self.by, "at": self.at}
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """What identifies an entry and never changes: its kind, subject, occurrence, channel."""
+
+    kind: LedgerKind
+    subject_id: str
+    occurrence_at: datetime
+    channel: str
+    occurrence_date: str | None = None  # a rotation day's local date
+
+    def to_document(self) -> dict[str, Any]:
+        if self.kind is LedgerKind.MESSAGE:
+            subject: dict[str, Any] = {LedgerField.MESSAGE_ID.value: self.subject_id}
+        else:
+            subject = {
+                LedgerField.ROTATION_ID.value: self.subject_id,
+                LedgerField.OCCURRENCE_DATE.value: self.occurrence_date,
+            }
+        return {
+            LedgerField.KIND.value: self.kind.value,
+            **subject,
+            LedgerField.OCCURRENCE_AT.value: self.occurrence_at,
+            LedgerField.CHANNEL.value: self.channel,
+        }
+
+
+def new_entry(occurrence: Occurrence, worker: str, write: LedgerWrite) -> dict[str, Any]:
+    """A ledger document as first written, whatever its first status: one shape for every
+    entry of a kind, so a listing or an operator never meets a field missing on some."""
+    empty = LedgerWrite(worker=worker, attempts=0, slack_ts=None, sent_at=None, error=None)
+    if occurrence.kind is LedgerKind.MESSAGE:
+        unset = LedgerWrite(claimed_at=None)
+    else:
+        unset = LedgerWrite(member=None)
+    return (
+        occurrence.to_document() | empty.to_document() | unset.to_document() | write.to_document()
+    )

@@ -1,0 +1,42 @@
+"""What every subject a kind sends (a message, a rotation) stores alike: when it is next
+due, its lease while an occurrence is claimed, its last error, its policy for a send that
+cannot be verified, and the stamps of every write. The processor reads and writes these
+without knowing the kind."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Self
+
+from core.documents.errors import StoredError
+from core.documents.leases import LEASE, Lease, LeasePatch
+from core.documents.write import INCREMENT, UNSET, Add, Delete, Unset, Write
+
+
+class SubjectField(enum.StrEnum):
+    STATUS = "status"  # the collection's own status enum
+    NEXT_RUN_AT = "next_run_at"  # when the due query finds it
+    CHANNEL = "channel"  # where it posts: the due query's channel ranges go by it
+    LEASE = LEASE
+    LAST_ERROR = "last_error"
+    ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)
+    UPDATED_AT = "updated_at"
+    VERSION = "version"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubjectWrite(Write):
+    """Some of a subject's fields; every write of a subject is `stamped`: when, and a
+    `version` one higher."""
+
+    status: enum.StrEnum | Unset = UNSET  # narrowed to its enum by each collection's write
+    next_run_at: datetime | Unset | None = UNSET  # None: a rotation with no turn day ahead
+    lease: Lease | LeasePatch | Delete | Unset = UNSET
+    last_error: StoredError | Delete | Unset = UNSET
+    updated_at: datetime | Unset = UNSET
+    version: int | Add | Unset = UNSET
+
+    def stamped(self, now: datetime) -> Self:
+        return replace(self, updated_at=now, version=INCREMENT)

@@ -1,0 +1,171 @@
+"""Edits and cancels racing the processor's claim: an edit either lands before the claim
+(and the send carries it) or answers 409 (and the old text is sent); never a lost edit
+that answered 200, never a second send.
+
+The deterministic test drives an HTTP edit and a claim through every interleaving of the
+`# pragma: SYNCPOINT edit` comments (in composer/versions.py and below); the threaded one
+runs real requests against real ticks."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import Counter
+from datetime import timedelta
+from math import comb
+from typing import Any
+
+from core.models import message_delivery_id
+from core.store import MESSAGES
+from formatting.slack_text import to_slack
+from messages.kind import MESSAGE_KIND
+from messages.tick import run_tick
+from processor.abc import Claim
+from processor.claim import claim_occurrence
+from processor.deliver import send
+from processor.finalize import finalize
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
+
+OLD, NEW = "Release train leaves at 10:00", "Release train delayed to 10:30"
+
+
+class Rounds:
+    """orchestrate runs both workers once per interleaving; whichever starts a round first
+    seeds a fresh due message, and the other races for the same one."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.arrivals = itertools.count()
+        self.messages: list[str] = []
+
+    def message_for_this_round(self) -> str:
+        if next(self.arrivals) % 2 == 0:
+            self.messages.append(seed_message(self.db, text=OLD))
+        return self.messages[-1]
+
+
+def posted_texts(slack: Any, mid: str) -> list[str | None]:
+    """What Slack received for any occurrence of the message."""
+    prefix = message_delivery_id(mid, T0).rsplit(":", 1)[0] + ":"
+    return [post.text for post in slack.posts() if (post.delivery_id or "").startswith(prefix)]
+
+
+def test_an_edit_racing_a_claim_lands_first_or_is_409_in_every_interleaving(
+    api_app, api, settings, db, slack, clock
+):
+    rounds = Rounds(db)
+    edits: dict[str, int] = {}
+    rt = make_runtime(settings, db, clock, "worker-a")
+
+    def edit() -> None:
+        mid = rounds.message_for_this_round()
+        status, _ = call(api_app.test_client(), "PUT", f"/messages/{mid}", {"text": NEW})
+        edits[mid] = status
+
+    def claim_and_send() -> None:
+        snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
+        claim = claim_occurrence(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT edit
+        if isinstance(claim, Claim):
+            post = send(rt, claim)  # pragma: SYNCPOINT edit
+            finalize(rt, claim, post)
+
+    counts = orchestrate(edit, claim_and_send, name="edit")
+
+    # The edit pauses before its write; the claim after its read and after its claim.
+    assert min(counts) >= 2  # both reached a syncpoint (a pause) when run alone
+    # orchestrate ran every distinct interleaving of those turns, one round each.
+    assert len(rounds.messages) == comb(sum(counts), counts[0])
+    # A claim that lost to the edit is picked up by the next tick.
+    run_tick(rt)
+    outcomes: Counter[int] = Counter()
+    for mid in rounds.messages:
+        status = edits[mid]
+        assert status in (200, 409), status
+        expected = NEW if status == 200 else OLD
+        assert posted_texts(slack, mid) == [to_slack(expected).text], (mid, status)
+        doc = message(db, mid)
+        assert (doc["status"], doc["text"]) == ("sent", expected)
+        outcomes[status] += 1
+    # Both sides of the race happened.
+    assert outcomes[200] and outcomes[409]
+
+
+def test_a_cancel_racing_a_claim_either_stops_the_send_or_is_409(
+    api_app, api, settings, db, slack, clock
+):
+    rounds = Rounds(db)
+    cancels: dict[str, int] = {}
+    rt = make_runtime(settings, db, clock, "worker-a")
+
+    def cancel() -> None:
+        mid = rounds.message_for_this_round()
+        status, _ = call(api_app.test_client(), "DELETE", f"/messages/{mid}")
+        cancels[mid] = status
+
+    def claim_and_send() -> None:
+        snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
+        claim = claim_occurrence(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT edit
+        if isinstance(claim, Claim):
+            post = send(rt, claim)  # pragma: SYNCPOINT edit
+            finalize(rt, claim, post)
+
+    orchestrate(cancel, claim_and_send, name="edit")
+
+    run_tick(rt)
+    for mid in rounds.messages:
+        if cancels[mid] == 200:
+            assert posted_texts(slack, mid) == []
+            assert message(db, mid)["status"] == "cancelled"
+        else:
+            assert cancels[mid] == 409
+            assert len(posted_texts(slack, mid)) == 1
+            assert message(db, mid)["status"] == "sent"
+
+
+def test_concurrent_edit_requests_and_ticks_never_lose_an_edit_or_send_twice(
+    api_app, api, settings, db, slack, clock
+):
+    from google.cloud import firestore
+
+    count = 40
+    # The tick takes the oldest first and the editor the newest first, so they meet midway:
+    # some edits land before their claim, some find the message sending or sent.
+    mids = [
+        seed_message(db, f"race-{n:02d}", text=f"{OLD} #{n}", next_run_at=T0 - timedelta(seconds=n))
+        for n in reversed(range(count))
+    ]
+    # The ticking thread has its own client, as another instance of the function would.
+    ticker = make_runtime(settings, firestore.Client(project=db.project), clock, "ticker")
+    edits: dict[str, int] = {}
+    start = threading.Barrier(2)
+
+    def edit_all() -> None:
+        client = api_app.test_client()
+        start.wait()
+        for mid in reversed(mids):
+            n = int(mid.removeprefix("race-"))
+            edits[mid] = call(client, "PUT", f"/messages/{mid}", {"text": f"{NEW} #{n}"})[0]
+
+    def tick_repeatedly() -> None:
+        start.wait()
+        for _ in range(3):
+            run_tick(ticker)
+
+    threads = [threading.Thread(target=edit_all), threading.Thread(target=tick_repeatedly)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    run_tick(ticker)  # whatever lost a claim to an edit goes out now
+
+    for mid in mids:
+        n = int(mid.removeprefix("race-"))
+        assert edits[mid] in (200, 409), (mid, edits[mid])
+        expected = f"{NEW} #{n}" if edits[mid] == 200 else f"{OLD} #{n}"
+        assert posted_texts(slack, mid) == [to_slack(expected).text], (mid, edits[mid])
+        assert message(db, mid)["status"] == "sent"
+    assert len(slack.posts()) == count

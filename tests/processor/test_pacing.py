@@ -1,0 +1,91 @@
+"""Pacing: never more than one post per second per channel, and a burst that does not fit
+the pass's budget waits for the next pass instead of being held or lost."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from datetime import timedelta
+from decimal import Decimal
+from itertools import pairwise
+
+from core.slack import SlackTransport
+from emulator.slack_standin import Fault
+from messages.tick import run_tick
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+
+
+def gaps_per_channel(slack):
+    stamps = defaultdict(list)
+    for post in slack.posts():
+        stamps[post.channel].append(Decimal(post.ts))
+    return {c: [b - a for a, b in pairwise(s)] for c, s in stamps.items()}
+
+
+def test_a_burst_to_one_channel_is_paced_at_one_post_per_second(rt, db, slack):
+    for n in range(5):
+        seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n))
+    seed_message(db, channel="C0OTHER01")
+
+    summary = run_tick(rt)
+
+    assert summary["sent"] == 6
+    assert rt.clock.slept == [1.0, 1.0, 1.0, 1.0]  # the other channel never waited
+    gaps = gaps_per_channel(slack)
+    assert all(gap >= 1 for gap in gaps["C0123ABCD"])
+    assert len(gaps["C0123ABCD"]) == 4
+
+
+def test_what_does_not_fit_the_budget_is_left_for_the_next_pass(settings, db, slack, clock):
+    rt = make_runtime(replace(settings, tick_budget_seconds=2), db, clock, "worker-a")
+    ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n)) for n in range(5)]
+
+    first = run_tick(rt)
+
+    assert (first["sent"], first["deferred"], first["claimed"]) == (3, 2, 3)
+    assert [message(db, i)["status"] for i in ids] == ["sent"] * 3 + ["pending"] * 2
+    clock.advance(timedelta(minutes=1))
+    assert run_tick(rt)["sent"] == 2
+    assert len(slack.posts()) == 5
+
+
+def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="rate_limit", retry_after=5, times=3))
+
+    for _ in range(3):
+        assert run_tick(rt)["released"] == 1
+        rt.clock.advance(timedelta(seconds=5))
+    assert run_tick(rt)["sent"] == 1
+
+    assert len(slack.posts()) == 1
+    assert message(db, mid)["status"] == "sent"
+
+
+class _FirstPostSlowOnTheWay(SlackTransport):
+    """The first post spends 0.4 s (on the test clock) on its way to Slack; later ones
+    arrive at once."""
+
+    def __init__(self, clock, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._clock, self._posts = clock, 0
+
+    def post(self, *args, **kwargs):
+        self._posts += 1
+        if self._posts == 1:
+            self._clock.advance(timedelta(milliseconds=400))
+        return super().post(*args, **kwargs)
+
+
+def test_a_slow_post_does_not_bring_the_next_one_in_its_channel_closer_than_a_second(rt, db, slack):
+    slow = _FirstPostSlowOnTheWay(rt.clock, "xoxb-test", rt.settings.slack_api_url, 10)
+    rt = replace(rt, slack=slow)
+    seed_message(db, next_run_at=T0 - timedelta(minutes=2))
+    seed_message(db, next_run_at=T0 - timedelta(minutes=1))
+
+    assert run_tick(rt)["sent"] == 2
+
+    # Paced from when Slack answered the first post, not from when it was sent.
+    assert gaps_per_channel(slack)["C0123ABCD"] == [Decimal("1")]

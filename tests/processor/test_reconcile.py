@@ -1,0 +1,206 @@
+"""Reconciliation: an ambiguous or abandoned send is settled by asking Slack's history for
+its delivery_id, once its lease has expired. Zero duplicates, zero lost."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from core.models import message_delivery_id
+from core.slack import Outcome, PostResult
+from core.store import MESSAGES
+from emulator.slack_standin import Fault
+from messages.kind import MESSAGE_KIND
+from messages.tick import run_tick
+from processor.abc import Claim
+from processor.claim import claim_occurrence
+from processor.finalize import finalize
+from processor.outcome import Result
+from processor.reconcile import backoff
+from tests.fixtures.clock import T0, past_lease
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import make_runtime
+from tests.fixtures.slack import HISTORY
+
+
+def entry(db, mid, occurrence=T0):
+    return ledger(db)[message_delivery_id(mid, occurrence)]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [Fault(kind="drop_after_receipt"), Fault(kind="slow", delay=1.5)],
+    ids=["dropped-after-receipt", "timeout"],
+)
+def test_an_ambiguous_send_that_reached_slack_is_finalized_from_history(rt, db, slack, fault):
+    mid = seed_message(db)
+    slack.inject(Fault(**{**fault.__dict__, "times": 1}))
+    assert run_tick(rt)["ambiguous"] == 1
+
+    rt.clock.advance(timedelta(seconds=299))
+    assert run_tick(rt)["reconciled"] == 0  # the lease still stands: nobody touches it
+    rt.clock.advance(timedelta(seconds=2))
+    summary = run_tick(rt)
+
+    assert (summary["reconciled"], summary["sent"]) == (1, 1)
+    [post] = slack.posts()
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_slack_ts"]) == ("sent", post.ts)
+    assert (entry(db, mid)["status"], entry(db, mid)["slack_ts"]) == ("sent", post.ts)
+
+
+def test_an_ambiguous_send_that_never_reached_slack_is_released_and_sent_once(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="server_error", status=503, times=1))
+    run_tick(rt)
+    past_lease(rt)
+
+    summary = run_tick(rt)
+
+    assert (summary["reconciled"], summary["released"]) == (1, 1)
+    doc = message(db, mid)
+    assert doc["status"] == "pending"
+    assert doc["next_run_at"] == rt.clock.now() + backoff(1)
+    assert doc["occurrence_at"] == T0  # the retry keeps the occurrence's identity
+    assert entry(db, mid)["status"] == "released"
+    rt.clock.advance(backoff(1))
+    assert run_tick(rt)["sent"] == 1
+    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
+    assert (entry(db, mid)["status"], entry(db, mid)["attempts"]) == ("sent", 2)
+
+
+def test_a_worker_that_died_after_its_claim_is_recovered(rt, db, slack):
+    mid = seed_message(db)
+    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)  # ...and the worker dies here, before posting
+    past_lease(rt)
+
+    run_tick(rt)
+    rt.clock.advance(backoff(1))
+    run_tick(rt)
+
+    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
+    assert message(db, mid)["status"] == "sent"
+
+
+def test_attempts_run_out_into_failed_with_an_alert(settings, db, slack, clock, capsys):
+    rt = make_runtime(
+        replace(settings, max_attempts=2, alert_channel="C0ALERTS1"), db, clock, "worker-a"
+    )
+    mid = seed_message(db)
+    slack.inject(Fault(kind="server_error", channel="C0123ABCD"))
+    for _ in range(2):
+        run_tick(rt)  # claim, ambiguous
+        past_lease(rt)
+        run_tick(rt)  # absent: released (first time) or failed (second)
+        clock.advance(backoff(1))
+
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_error"]["code"]) == ("failed", "max_attempts")
+    assert entry(db, mid)["status"] == "failed"
+    [alert] = slack.posts()
+    assert alert.channel == "C0ALERTS1"
+    assert mid in (alert.text or "")
+    errors = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    errors = [x for x in errors if x["severity"] == "ERROR"]
+    assert [(x["status"], x["error_code"]) for x in errors] == [("failed", "max_attempts")]
+
+
+def test_unreadable_history_holds_the_send_unconfirmed_and_never_resends(
+    settings, db, slack, clock, capsys
+):
+    rt = make_runtime(replace(settings, alert_channel="C0ALERTS1"), db, clock, "worker-a")
+    mid = seed_message(db)
+    slack.inject(Fault(kind="drop_after_receipt", times=1))
+    slack.inject(Fault(kind="error", code="missing_scope", method=HISTORY))
+    run_tick(rt)
+    past_lease(rt)
+
+    summary = run_tick(rt)
+    clock.advance(timedelta(days=1))
+    run_tick(rt)
+
+    assert (summary["unconfirmed"], summary["reconciled"]) == (1, 1)
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_error"]["code"]) == ("unconfirmed", "missing_scope")
+    assert entry(db, mid)["status"] == "unconfirmed"
+    posts = slack.posts()
+    assert [p.channel for p in posts] == ["C0123ABCD", "C0ALERTS1"]  # the send, one alert
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [x["status"] for x in lines if x["severity"] == "ERROR"] == ["unconfirmed"]
+
+
+def test_unreadable_history_with_retry_policy_resends_at_least_once(rt, db, slack):
+    mid = seed_message(db, on_ambiguous="retry")
+    slack.inject(Fault(kind="server_error", times=1))
+    slack.inject(Fault(kind="error", code="not_in_channel", method=HISTORY))
+    run_tick(rt)
+    past_lease(rt)
+
+    assert run_tick(rt)["released"] == 1
+    rt.clock.advance(backoff(1))
+    run_tick(rt)
+
+    assert message(db, mid)["status"] == "sent"
+    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
+
+
+def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, slack):
+    mid = seed_message(db)
+    slack.inject(Fault(kind="drop_after_receipt", times=1))
+    slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1, retry_after=30))
+    run_tick(rt)
+    past_lease(rt)
+
+    assert run_tick(rt)["reconciled"] == 0
+    doc = message(db, mid)
+    assert doc["status"] == "sending"
+    # Taken over (fenced), and looked at again once Slack's Retry-After has passed.
+    assert doc["lease"]["owner"] == rt.worker_id
+    assert doc["lease"]["expires_at"] == rt.clock.now() + timedelta(seconds=30)
+    rt.clock.advance(timedelta(seconds=29))
+    assert run_tick(rt)["reconciled"] == 0  # not before
+    rt.clock.advance(timedelta(seconds=1))
+    assert run_tick(rt)["sent"] == 1
+
+    assert len(slack.posts()) == 1
+    assert message(db, mid)["status"] == "sent"
+
+
+def test_a_late_worker_cannot_overwrite_what_reconciliation_settled(rt, db, slack, settings):
+    mid = seed_message(db)
+    late = make_runtime(settings, db, rt.clock, "worker-late")
+    claim = claim_occurrence(late, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
+    assert isinstance(claim, Claim)
+    post = late.slack.post("C0123ABCD", "hi", claim.delivery_id)  # then it stalls
+    past_lease(rt)
+    assert run_tick(rt)["sent"] == 1  # reconciliation found the post
+
+    result = finalize(late, claim, PostResult(Outcome.FAILED, "channel_not_found"))
+
+    assert result is Result.FENCED
+    doc = message(db, mid)
+    assert (doc["status"], doc["last_slack_ts"]) == ("sent", post.ts)
+    assert len(slack.posts()) == 1
+
+
+def test_recurring_series_is_reconciled_and_advances(rt, db, slack):
+    mid = seed_message(db, status="recurring", rrule="FREQ=DAILY", dtstart="2027-01-04T09:00")
+    slack.inject(Fault(kind="drop_after_receipt", times=1))
+    run_tick(rt)
+    past_lease(rt)
+
+    run_tick(rt)
+
+    doc = message(db, mid)
+    assert (doc["status"], doc["next_run_at"]) == ("recurring", T0 + timedelta(days=1))
+    assert len(slack.posts()) == 1
+
+
+def test_backoff_doubles_and_is_capped():
+    assert [backoff(n).total_seconds() for n in (1, 2, 3, 4)] == [60, 120, 240, 480]
+    assert backoff(30) == timedelta(hours=1)

@@ -1,0 +1,1 @@
+"""Programs and wrappers the tests run: the crash worker and the orchestrate wrapper."""
