@@ -19,14 +19,14 @@ from core.documents.subjects import SubjectField
 from core.pubsub import DueOccurrence, publisher
 from core.runtime import Runtime
 from core.store import Snapshot
-from processor.abc import Kind, PagedKind
+from processor.abc import Kind
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
 from processor.reconcile import reconcile_kind
 
 
-def publish_pass(rt: Runtime, kinds: Sequence[PagedKind[Any]]) -> dict[str, Any]:
+def publish_pass(rt: Runtime, kinds: Sequence[Kind[Any]]) -> dict[str, Any]:
     """One pass: per kind, leases reconciled, then at most TICK_LIMIT due documents
     published. The summary has the inline pass's shape; `published` counts the messages
     Pub/Sub accepted, `errors` the reads and publishes that failed."""
@@ -43,7 +43,7 @@ def publish_pass(rt: Runtime, kinds: Sequence[PagedKind[Any]]) -> dict[str, Any]
 
 
 def _publish_kind(
-    rt: Runtime, kind: PagedKind[Any], now: datetime, history: HistoryBudget
+    rt: Runtime, kind: Kind[Any], now: datetime, history: HistoryBudget
 ) -> Counter[str]:
     counts: Counter[str] = Counter()
     try:

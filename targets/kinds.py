@@ -11,12 +11,12 @@ from core.runtime import Runtime
 from core.settings import PUBSUB
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
-from processor.abc import PagedKind
+from processor.abc import Kind
 from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
-KINDS: tuple[PagedKind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
-KINDS_BY_NAME: dict[str, PagedKind[Any]] = {kind.name: kind for kind in KINDS}
+KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
+KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
