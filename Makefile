@@ -12,6 +12,8 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
+# `make run DISPATCH=pubsub`: the Pub/Sub dispatcher (docs/pubsub.md); make hands the variable
+# to run_local's environment.
 run: $(STAMP)
 	$(BIN)/python -m emulator.run_local
 

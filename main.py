@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import flask
 import functions_framework
+from cloudevents.http import CloudEvent
 from werkzeug.exceptions import NotFound as NoRoute
 
 from composer.routes import handle_api
 from core.http import respond, unrouted
+from targets.deliver import handle_deliver
 from targets.tick import handle_tick
 
 
@@ -20,6 +22,11 @@ def tick(request: flask.Request) -> flask.Response:
 @functions_framework.http
 def api(request: flask.Request) -> flask.Response:
     return respond(request, handle_api)
+
+
+@functions_framework.cloud_event
+def deliver(event: CloudEvent) -> None:
+    handle_deliver(flask.request, event)
 
 
 def not_routed(_: NoRoute) -> flask.Response:

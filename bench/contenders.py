@@ -26,16 +26,21 @@ from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
 from formatting.slack_text import to_slack
-from messages.tick import run_tick
+from messages.kind import MESSAGE_KIND
 from processor.one_pass import until_idle
 from processor.outcome import SUMMARY_KEYS
+from processor.tick import run_tick
 
 
 def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
     """Message passes back to back until idle, as `python -m targets.worker --until-idle` runs
     them (without the rotations' two queries per pass: there are no rotations here)."""
     totals: Counter[str] = Counter()
-    for summary in until_idle(rt, run_tick, lambda: time.time() < deadline):
+
+    def messages_pass(rt: Runtime) -> dict[str, Any]:
+        return run_tick(rt, MESSAGE_KIND)
+
+    for summary in until_idle(rt, messages_pass, lambda: time.time() < deadline):
         totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
         totals["ticks"] += 1
     return dict(totals)

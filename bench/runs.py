@@ -31,8 +31,8 @@ from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import DELIVERIES, MESSAGES, due_messages, read_in_order
 from emulator.firestore import FirestoreEmulator
-from messages.tick import run_tick
-from processor.tick import PARALLEL_POSTS
+from messages.kind import MESSAGE_KIND
+from processor.tick import PARALLEL_POSTS, run_tick
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0
@@ -310,7 +310,7 @@ def _timed_pass(
     # The pass's own log lines would bury the report; they are written, not kept.
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         started = time.perf_counter()
-        summary = run_tick(rt)
+        summary = run_tick(rt, MESSAGE_KIND)
         elapsed = time.perf_counter() - started
     rpcs = counter.snapshot()
     # The due query alone, now that nothing is due: what the emulator spends finding that.

@@ -4,14 +4,22 @@ README documents). Bad values fail loudly with the variable's name, never silent
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.errors import SettingsError
 
 APP_ENVS = ("production", "staging", "development")
 REAL_SLACK_API = "https://slack.com/api/"
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
+# How due occurrences reach a sender (docs/pubsub.md): in the tick's own pass, or one
+# Pub/Sub message each to the `deliver` target.
+INLINE, PUBSUB = "inline", "pubsub"
+DISPATCHERS = (INLINE, PUBSUB)
+# Pub/Sub's resource names: a topic id, alone or in its full path.
+_TOPIC_ID = r"[A-Za-z][A-Za-z0-9._~+%-]{2,254}"
+_TOPIC_PATH = re.compile(rf"projects/[^/\s]+/topics/{_TOPIC_ID}")
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,9 @@ class Settings:
     max_attempts: int
     history_calls_per_pass: int
     alert_channel: str | None
+    dispatch: str = INLINE
+    # The full path, projects/<project>/topics/<id>; set whenever dispatch is pubsub.
+    pubsub_topic: str | None = None
 
     @property
     def is_production(self) -> bool:
@@ -62,7 +73,9 @@ class Settings:
             max_attempts=_int(env, "MAX_ATTEMPTS", 5, minimum=1),
             history_calls_per_pass=_int(env, "HISTORY_CALLS_PER_PASS", 20, minimum=1),
             alert_channel=_text(env, "ALERT_CHANNEL"),
+            dispatch=_dispatch(env),
         )
+        settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be
         # taken for a dead worker and the occurrence sent twice.
         if settings.lease_seconds < 2 * settings.slack_timeout_seconds:
@@ -73,6 +86,29 @@ class Settings:
         if not settings.slack_bot_token and settings.slack_api_url == REAL_SLACK_API:
             raise SettingsError("SLACK_BOT_TOKEN is required to send to real Slack")
         return settings
+
+
+def _dispatch(env: Mapping[str, str]) -> str:
+    dispatch = _text(env, "DISPATCH") or INLINE
+    if dispatch not in DISPATCHERS:
+        raise SettingsError(f"DISPATCH must be one of {', '.join(DISPATCHERS)}, got {dispatch!r}")
+    return dispatch
+
+
+def _topic(env: Mapping[str, str], project: str, dispatch: str) -> str | None:
+    """PUBSUB_TOPIC as a full path: a bare topic id is in GOOGLE_CLOUD_PROJECT."""
+    topic = _text(env, "PUBSUB_TOPIC")
+    if topic is None:
+        if dispatch == PUBSUB:
+            raise SettingsError("PUBSUB_TOPIC is required when DISPATCH=pubsub")
+        return None
+    path = topic if topic.startswith("projects/") else f"projects/{project}/topics/{topic}"
+    if not _TOPIC_PATH.fullmatch(path) or topic.startswith("goog"):
+        raise SettingsError(
+            "PUBSUB_TOPIC must be a topic id (a letter, then 2-254 of letters, digits and "
+            f"-_.~+%, not starting with goog) or projects/<project>/topics/<id>, got {topic!r}"
+        )
+    return path
 
 
 def _text(env: Mapping[str, str], name: str) -> str | None:

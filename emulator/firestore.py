@@ -192,7 +192,11 @@ def _group_alive(pgid: int) -> bool:
 
 
 class FirestoreEmulator:
-    """One emulator process (group) on host:port; port 0 picks a free one."""
+    """One emulator process (group) on host:port; port 0 picks a free one. Another emulator
+    of the Cloud SDK that answers `GET /` with "Ok" is run the same way by overriding `name`
+    and `command` (emulator.pubsub)."""
+
+    name = "Firestore emulator"
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, rules: Path | None = None) -> None:
         self.host = host
@@ -215,19 +219,17 @@ class FirestoreEmulator:
     @property
     def log_path(self) -> Path | None:
         """The emulator's combined stdout/stderr while it runs (removed by stop())."""
-        return None if self._log_dir is None else self._log_dir / "firestore-emulator.log"
+        return None if self._log_dir is None else self._log_dir / "emulator.log"
 
     def start(self, timeout: float = 60) -> None:
         """Launch the emulator and return once it answers; RuntimeError if it never does."""
         if self._process is not None:
-            raise RuntimeError(f"Firestore emulator already started on {self.host_port}")
+            raise RuntimeError(f"{self.name} already started on {self.host_port}")
         if _port_in_use(self.host, self.port):
-            raise RuntimeError(f"cannot start Firestore emulator: {self.host_port} is in use")
-        command = _command(self.host, self.port)
-        if self.rules is not None:
-            command.append(f"--rules={self.rules.resolve()}")  # gcloud and the jar agree
-        self._log_dir = Path(tempfile.mkdtemp(prefix="firestore-emulator-"))
-        log_path = self._log_dir / "firestore-emulator.log"
+            raise RuntimeError(f"cannot start {self.name}: {self.host_port} is in use")
+        command = self.command()
+        self._log_dir = Path(tempfile.mkdtemp(prefix="emulator-"))
+        log_path = self._log_dir / "emulator.log"
         # A file, not a PIPE: nobody drains a pipe while tests run, and a full pipe would
         # block the emulator mid-write.
         with log_path.open("wb") as log:
@@ -244,6 +246,13 @@ class FirestoreEmulator:
             )
         atexit.register(self.stop)
         self._wait_ready(command, timeout)
+
+    def command(self) -> list[str]:
+        """The argv that starts the emulator on host:port."""
+        command = _command(self.host, self.port)
+        if self.rules is not None:
+            command.append(f"--rules={self.rules.resolve()}")  # gcloud and the jar agree
+        return command
 
     def _wait_ready(self, command: list[str], timeout: float) -> None:
         assert self._process is not None
@@ -269,7 +278,7 @@ class FirestoreEmulator:
 
     def _failure(self, what: str, command: list[str]) -> str:
         return (
-            f"Firestore emulator {what}\ncommand: {' '.join(command)}\n"
+            f"{self.name} {what}\ncommand: {' '.join(command)}\n"
             f"last lines of its output:\n{self._tail()}"
         )
 

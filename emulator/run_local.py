@@ -5,10 +5,15 @@ SLACK_API_URL, uses real Slack), serves the `tick` and `api` targets with functi
 exactly as Cloud Functions would, seeds a few example schedules, and then plays Cloud Scheduler: an
 authenticated POST to `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed
 as the function logs it. Ctrl-C stops everything.
+
+`make run DISPATCH=pubsub` (docs/pubsub.md) runs the Pub/Sub dispatcher instead: the Pub/Sub
+emulator too, the tick publishing what is due, and `deliver` (served like the others) pushed
+each message through an ordered push subscription; the same deliveries are printed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,12 +29,21 @@ from types import FrameType
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from google.api_core.exceptions import AlreadyExists
 from google.cloud import firestore
 
 from core.documents.messages import MessageWrite, Status
 from core.documents.rotations import RotationStatus, RotationWrite
+from core.settings import PUBSUB, Settings
 from core.store import MESSAGES, ROTATIONS
 from emulator.firestore import FirestoreEmulator
+from emulator.pubsub import (
+    EMULATOR_HOST_ENV,
+    PubSubEmulator,
+    PushRelay,
+    create_subscription,
+    create_topic,
+)
 from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +51,10 @@ FUNCTION_PORT = int(os.environ.get("LOCAL_FUNCTION_PORT", "8080"))
 API_PORT = int(os.environ.get("LOCAL_API_PORT", "8081"))
 FIRESTORE_PORT = int(os.environ.get("LOCAL_FIRESTORE_PORT", "8686"))
 SLACK_PORT = int(os.environ.get("LOCAL_SLACK_PORT", "8765"))
+# DISPATCH=pubsub only: the Pub/Sub emulator, the `deliver` target, and the push relay.
+PUBSUB_PORT = int(os.environ.get("LOCAL_PUBSUB_PORT", "8685"))
+DELIVER_PORT = int(os.environ.get("LOCAL_DELIVER_PORT", "8082"))
+PUSH_PORT = int(os.environ.get("LOCAL_PUSH_PORT", "8083"))
 
 
 def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
@@ -138,6 +156,39 @@ def wait_for_function(port: int, process: subprocess.Popen[bytes]) -> None:
     raise SystemExit("the functions-framework server did not start within 60 s")
 
 
+def start_pubsub(project: str, token: str, env: dict[str, str]) -> list[Any]:
+    """DISPATCH=pubsub: the Pub/Sub emulator (unless PUBSUB_EMULATOR_HOST names one), the
+    topic, `deliver` served by functions-framework, and an ordered push subscription to it
+    through the relay that signs each push as Google would (emulator.pubsub.PushRelay)."""
+    parts: list[Any] = []
+    if not os.environ.get(EMULATOR_HOST_ENV):
+        emulator = PubSubEmulator(port=PUBSUB_PORT)
+        emulator.start()
+        parts.append(emulator)
+        os.environ[EMULATOR_HOST_ENV] = emulator.host_port
+    env[EMULATOR_HOST_ENV] = os.environ[EMULATOR_HOST_ENV]
+    env.setdefault("PUBSUB_TOPIC", "due-occurrences")
+    topic = Settings.from_env(env).pubsub_topic
+    assert topic is not None  # DISPATCH=pubsub requires it
+    deliver = serve("deliver", DELIVER_PORT, env)
+    parts.append(deliver)
+    wait_for_function(DELIVER_PORT, deliver)
+    relay = PushRelay(f"http://127.0.0.1:{DELIVER_PORT}/", token, port=PUSH_PORT).start()
+    parts.append(relay)
+    subscription = f"projects/{project}/subscriptions/deliver-push"
+    # An emulator kept from an earlier run has them already.
+    with contextlib.suppress(AlreadyExists):
+        create_topic(topic)
+    with contextlib.suppress(AlreadyExists):
+        create_subscription(topic, subscription, push_endpoint=relay.url)
+    print(
+        f"Pub/Sub emulator: {env[EMULATOR_HOST_ENV]}; {topic} pushes to deliver on "
+        f"http://127.0.0.1:{DELIVER_PORT}/ (ordered, through {relay.url})",
+        flush=True,
+    )
+    return parts
+
+
 def main() -> int:
     project = os.environ.get("GOOGLE_CLOUD_PROJECT", "demo-scheduler")
     token = os.environ.get("ADMIN_TOKEN") or secrets.token_urlsafe(24)
@@ -166,6 +217,8 @@ def main() -> int:
             env["SLACK_API_URL"] = standin.url
             print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
 
+        if env.get("DISPATCH") == PUBSUB:
+            stack.extend(start_pubsub(project, token, env))
         function = serve("tick", FUNCTION_PORT, env)
         stack.append(function)
         wait_for_function(FUNCTION_PORT, function)

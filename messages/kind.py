@@ -12,7 +12,7 @@ how they are reported.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,7 +30,6 @@ from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_l
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
 from messages.settle import message_settle_writes
-from processor import tick
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -41,7 +40,6 @@ from processor.abc import (
     Settle,
     Writes,
 )
-from processor.history_search import HistoryBudget
 from processor.outcome import Result
 
 _DELIVERED = {
@@ -57,9 +55,6 @@ class MessageKind:
     id_field = LedgerField.MESSAGE_ID
     noun = "a sending message"
     summary_key: str | None = None
-
-    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
-        return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
     def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[Message] | Result:
         from messages.claim import plan_message  # it plans the claims of this kind

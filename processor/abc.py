@@ -8,7 +8,7 @@ an operator. `processor/` runs that life once; a kind supplies only its rules, t
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
@@ -24,7 +24,6 @@ from processor.outcome import Result
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
-    from processor.history_search import HistoryBudget
 
 S = TypeVar("S")
 Doc = dict[str, Any]  # a stored document's fields, as read
@@ -183,9 +182,20 @@ class Kind(Protocol[S]):
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
 
-    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
-        """This kind's part of a pass (processor.one_pass): its summary counts, `due`, and
-        in a dry run its `previews`."""
+    def due(
+        self, db: Any, now: datetime, limit: int, share: Any, excluding: Sequence[str]
+    ) -> list[Any]:
+        """Due documents, oldest first: at most `limit`, within the channel range `share`
+        (None: all), leaving out the channels `excluding`. A pass reads them in pages and
+        delivers them in lanes, one per channel (processor.tick)."""
+        ...
+
+    def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:
+        """What a real pass would post for `due`; writes nothing."""
+        ...
+
+    def sweep(self, rt: Runtime) -> Counter[str]:
+        """What the pass settles besides expired leases (documents no lease query finds)."""
         ...
 
     def plan(self, rt: Runtime, snap: Any) -> ClaimPlan[S] | Result:
@@ -245,24 +255,4 @@ class Kind(Protocol[S]):
 
     def outcome_line(self, claim: Claim[S], post: PostResult, result: Result) -> OutcomeLine:
         """How this kind reports an outcome."""
-        ...
-
-
-class PagedKind(Kind[S], Protocol[S]):
-    """A kind whose due documents a pass reads in pages and delivers in lanes, one per
-    channel (processor.tick)."""
-
-    def due(
-        self, db: Any, now: datetime, limit: int, share: Any, excluding: Sequence[str]
-    ) -> list[Any]:
-        """Due documents, oldest first: at most `limit`, within the channel range `share`
-        (None: all), leaving out the channels `excluding`."""
-        ...
-
-    def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:
-        """What a real pass would post for `due`; writes nothing."""
-        ...
-
-    def sweep(self, rt: Runtime) -> Counter[str]:
-        """What the pass settles besides expired leases (documents no lease query finds)."""
         ...

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from core.runtime import Runtime
+from processor import tick
 from processor.abc import Kind
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
@@ -40,7 +41,7 @@ def run_pass(rt: Runtime, kinds: Sequence[Kind[Any]], *, dry_run: bool = False) 
 
 def _part(rt: Runtime, kind: Kind[Any], dry_run: bool, history: HistoryBudget) -> dict[str, Any]:
     try:
-        return dict(kind.run_part(rt, dry_run=dry_run, history=history))
+        return tick.run_tick(rt, kind, dry_run=dry_run, history=history)
     except Exception as exc:
         counts: Counter[str] = Counter()
         what = f"the {kind.name}s' part of the pass raised"

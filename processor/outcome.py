@@ -38,6 +38,7 @@ SUMMARY_KEYS = (
     "reconciled",
     "deferred",
     "errors",
+    "published",  # DISPATCH=pubsub: due occurrences handed to `deliver` (processor.publish)
 )
 # Every delivered occurrence counts in `sent`; these say more about what happened.
 _KEY_OF = {

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.runtime import Runtime
 from core.store import ChannelRange, Snapshot
-from processor.abc import PagedKind
+from processor.abc import Kind
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.deliver import claim_and_send
 from processor.deliver_page import Page
@@ -40,7 +40,7 @@ MAX_PAGES = 20
 
 def run_tick(
     rt: Runtime,
-    kind: PagedKind[Any],
+    kind: Kind[Any],
     *,
     dry_run: bool = False,
     history: HistoryBudget | None = None,
@@ -98,7 +98,7 @@ class _Reads:
         return True
 
 
-def _deliver_due(rt: Runtime, kind: PagedKind[Any], counts: Counter[str], reads: _Reads) -> None:
+def _deliver_due(rt: Runtime, kind: Kind[Any], counts: Counter[str], reads: _Reads) -> None:
     """Read and deliver due pages until everything read is handled, the page ends on an
     error, or MAX_PAGES reads were made."""
     budget = timedelta(seconds=rt.settings.tick_budget_seconds)
@@ -133,7 +133,7 @@ def _deliver_due(rt: Runtime, kind: PagedKind[Any], counts: Counter[str], reads:
                 return
 
 
-def _dry_run(rt: Runtime, kind: PagedKind[Any], now: datetime) -> dict[str, Any]:
+def _dry_run(rt: Runtime, kind: Kind[Any], now: datetime) -> dict[str, Any]:
     """What a pass would do now, with the previews of what it would post; writes nothing."""
     due = _due_page(rt, kind, now, None)
     return {
@@ -145,9 +145,7 @@ def _dry_run(rt: Runtime, kind: PagedKind[Any], now: datetime) -> dict[str, Any]
     }
 
 
-def _due_page(
-    rt: Runtime, kind: PagedKind[Any], now: datetime, share: ChannelRange | None
-) -> DuePage:
+def _due_page(rt: Runtime, kind: Kind[Any], now: datetime, share: ChannelRange | None) -> DuePage:
     """The due documents (in `share`, if any) a pass takes, no channel more than it can
     post to within the pass's budget (one now, then one per POST_INTERVAL)."""
     per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1
@@ -158,7 +156,7 @@ def _due_page(
     )
 
 
-def _reconciled(rt: Runtime, kind: PagedKind[Any], history: HistoryBudget | None) -> Counter[str]:
+def _reconciled(rt: Runtime, kind: Kind[Any], history: HistoryBudget | None) -> Counter[str]:
     """Expired leases settled (and what the kind sweeps up); their query failing does not
     keep the pass from what is due (a lease left expired is settled by a later pass)."""
     counts: Counter[str] = Counter()

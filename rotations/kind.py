@@ -21,7 +21,7 @@ A day is alerted once (`escalated_at` on its ledger entry), not on every try.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -50,7 +50,6 @@ from core.store import (
     expired_rotation_leases,
 )
 from formatting.slack_text import SlackMessage
-from processor import tick
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -61,7 +60,6 @@ from processor.abc import (
     Settle,
     Writes,
 )
-from processor.history_search import HistoryBudget
 from processor.outcome import Result
 from processor.reconcile import backoff
 from rotations.preview import preview_turns
@@ -98,9 +96,6 @@ class RotationDayKind:
     id_field = LedgerField.ROTATION_ID
     noun = "a claimed rotation day"
     summary_key: str | None = "rotations"
-
-    def run_part(self, rt: Runtime, *, dry_run: bool, history: HistoryBudget) -> Mapping[str, Any]:
-        return tick.run_tick(rt, self, dry_run=dry_run, history=history)
 
     def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[DayTurn] | Result:
         from rotations.claim import plan_day  # it plans the claims of this kind

@@ -1,18 +1,26 @@
 """The kinds of send, in the order a pass takes them (rotations, few and due at a fixed local
-time, first), and a pass over them: what every target hands the pipeline."""
+time, first), and a pass over them: what every target hands the pipeline. DISPATCH picks
+who sends: the pass itself (`inline`), or `deliver`, one Pub/Sub message per due document
+(`pubsub`, processor.publish)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from core.runtime import Runtime
+from core.settings import PUBSUB
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
 from processor.abc import Kind
+from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
 KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
+KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
+    """One pass. A dry run is the same under either dispatcher: what is due, previewed."""
+    if rt.settings.dispatch == PUBSUB and not dry_run:
+        return publish_pass(rt, KINDS)
     return one_pass.run_pass(rt, KINDS, dry_run=dry_run)

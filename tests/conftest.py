@@ -25,6 +25,12 @@ from tests.fixtures.oidc import (  # noqa: F401  (fixtures, registered for every
     other_key,
     signing_key,
 )
+from tests.fixtures.pubsub import (  # noqa: F401  (fixtures, started only by tests that ask)
+    deliver,
+    deliver_app,
+    pubsub,
+    pubsub_host,
+)
 from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, ROOT, make_runtime
 
 

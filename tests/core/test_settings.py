@@ -47,3 +47,28 @@ def test_real_slack_needs_a_bot_token():
     assert Settings.from_env({"SLACK_BOT_TOKEN": "xoxb-1"}).slack_api_url == (
         "https://slack.com/api/"
     )
+
+
+def test_dispatch_is_inline_unless_set_to_pubsub_with_a_topic():
+    assert Settings.from_env(LOCAL).dispatch == "inline"
+    s = Settings.from_env(
+        {**LOCAL, "DISPATCH": "pubsub", "PUBSUB_TOPIC": "due", "GOOGLE_CLOUD_PROJECT": "p-1"}
+    )
+    assert (s.dispatch, s.pubsub_topic) == ("pubsub", "projects/p-1/topics/due")
+    full = "projects/other/topics/due-occurrences"
+    assert Settings.from_env({**LOCAL, "PUBSUB_TOPIC": full}).pubsub_topic == full
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"DISPATCH": "kafka"}, "DISPATCH must be one of inline, pubsub, got 'kafka'"),
+        ({"DISPATCH": "pubsub"}, "PUBSUB_TOPIC is required when DISPATCH=pubsub"),
+        ({"DISPATCH": "pubsub", "PUBSUB_TOPIC": "a b"}, "PUBSUB_TOPIC .* got 'a b'"),
+        ({"PUBSUB_TOPIC": "goog-topic"}, "PUBSUB_TOPIC"),
+        ({"PUBSUB_TOPIC": "projects/p/subscriptions/x"}, "PUBSUB_TOPIC"),
+    ],
+)
+def test_bad_dispatch_settings_fail_naming_the_variable(env, named):
+    with pytest.raises(SettingsError, match=named):
+        Settings.from_env({**LOCAL, **env})

@@ -20,7 +20,6 @@ from core.store import CHANNEL_PACING, MESSAGES, ChannelRange
 from core.store import due_messages as real_due
 from messages import kind as message_kind
 from messages.kind import MESSAGE_KIND
-from messages.tick import run_tick
 from processor import tick
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
@@ -30,6 +29,7 @@ from processor.deliver_page import CHECKS, PROBES
 from processor.lanes import lanes
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
+from processor.tick import run_tick
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -55,11 +55,13 @@ def test_a_channel_another_worker_is_posting_to_is_left_to_it(settings, db, slac
 
     # worker-b knows nothing of the channel: its claim of m2 meets worker-a's slot and fails
     # whole; from then on its pass reads the slots and leaves the channel to worker-a.
-    at_once = run_tick(second)
+    at_once = run_tick(second, MESSAGE_KIND)
     clock.advance(timedelta(seconds=2))
-    still_held = run_tick(second)  # within the slot's hold: worker-a would claim it now
+    still_held = run_tick(
+        second, MESSAGE_KIND
+    )  # within the slot's hold: worker-a would claim it now
     clock.advance(timedelta(seconds=2))
-    taken_over = run_tick(second)  # worker-a has gone quiet in the channel
+    taken_over = run_tick(second, MESSAGE_KIND)  # worker-a has gone quiet in the channel
 
     assert (at_once["sent"], still_held["sent"], taken_over["sent"]) == (1, 0, 1)
     assert message(db, other)["status"] == "sent"  # the other channel went out at once
@@ -121,14 +123,14 @@ def test_a_claim_late_in_a_minute_holds_the_channel_into_the_next(settings, db, 
     second = make_runtime(settings, db, clock, "worker-b")
     clock.advance(timedelta(seconds=59, milliseconds=500))  # 09:00:59.5
     m1 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
-    assert run_tick(first)["sent"] == 1
+    assert run_tick(first, MESSAGE_KIND)["sent"] == 1
     assert _slot(db, CHANNEL, clock.now()).exists
     assert _slot(db, CHANNEL, clock.now() + timedelta(seconds=1)).exists  # 09:01's slot too
 
     clock.advance(timedelta(milliseconds=700))  # 09:01:00.2: a new minute, 0.7 s later
     m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
     # worker-b's create() of 09:01's slot meets worker-a's; it reads it and keeps the pace.
-    assert run_tick(second)["sent"] == 1
+    assert run_tick(second, MESSAGE_KIND)["sent"] == 1
 
     posts = [p for p in slack.posts() if p.channel == CHANNEL]
     assert [p.delivery_id for p in posts] == [
@@ -146,11 +148,13 @@ def test_a_pass_that_meets_no_other_worker_reads_no_slots(settings, db, slack, c
     channels = ("C0PACED01", "C0PACED02", "C0PACED03")
     for channel in channels:
         seed_message(db, channel=channel)
-    first = run_tick(rt)  # each channel's first post this minute: its slot is created
+    first = run_tick(rt, MESSAGE_KIND)  # each channel's first post this minute: its slot is created
     for channel in channels:
         seed_message(db, channel=channel)
     clock.advance(timedelta(seconds=1))
-    second = run_tick(rt)  # a warm worker's next pass: conditioned on the slots it wrote
+    second = run_tick(
+        rt, MESSAGE_KIND
+    )  # a warm worker's next pass: conditioned on the slots it wrote
 
     assert (first["sent"], second["sent"], second["duplicates"]) == (3, 3, 0)
     assert "BatchGetDocuments" not in counter.snapshot()["calls"]
@@ -159,7 +163,7 @@ def test_a_pass_that_meets_no_other_worker_reads_no_slots(settings, db, slack, c
 
 def test_slots_expire_a_day_after_they_were_written(settings, db, slack, clock):
     seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
 
     slot = _slot(db, CHANNEL, T0).to_dict() or {}
     assert slot["expires_at"] == T0 + KEEP
@@ -173,13 +177,13 @@ def test_a_fresh_worker_meeting_a_slot_of_this_minute_still_posts_in_its_pass(
     settings, db, slack, clock
 ):
     m1 = seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     clock.advance(timedelta(seconds=5))  # worker-a is gone; its slot of 09:00 stays
     m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
 
     # The fresh worker's first claim in the channel is a create(), which meets worker-a's
     # slot and fails whole; the pass reads the slot and claims again, conditioned on it.
-    summary = run_tick(make_runtime(settings, db, clock, "worker-b"))
+    summary = run_tick(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
 
     assert (summary["sent"], summary["errors"]) == (1, 0)
     assert [p.delivery_id for p in slack.posts() if p.channel == CHANNEL] == [
@@ -218,12 +222,12 @@ def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
     settings, db, slack, clock
 ):
     m1 = seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     m2 = seed_message(db, channel=CHANNEL)
 
     # worker-a's pass is over; worker-b keeps only the pace, not away: a second after m1's
     # claim, and the handover margin for the other worker's claim commit.
-    summary = run_tick(make_runtime(settings, db, clock, "worker-b"))
+    summary = run_tick(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
 
     assert summary["sent"] == 1
     posts = [p for p in slack.posts() if p.channel == CHANNEL]
@@ -252,7 +256,7 @@ def test_a_rotation_meeting_another_workers_slot_posts_at_the_slots_time(
     settings, db, slack, clock
 ):
     seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"))["sent"] == 1
+    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     seed_rotation(db, channel=CHANNEL)
 
     # worker-b's claim of the day create()s this minute's slot, meets worker-a's, reads it
@@ -304,7 +308,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
     def other_pass():
         inside.append(True)
         try:
-            run_tick(other)
+            run_tick(other, MESSAGE_KIND)
         finally:
             inside.pop()
 
@@ -313,7 +317,7 @@ def test_with_another_worker_about_a_pass_risks_few_claims_at_once(
     monkeypatch.setattr(message_kind, "due_messages", due)
     monkeypatch.setattr(ChannelSlots, "read", read)
 
-    summary = run_tick(mine)
+    summary = run_tick(mine, MESSAGE_KIND)
 
     assert reads == [1, 20, 0]  # the page read after each lost claim
     assert len(slot_reads[0]) == CHECKS  # the slots of the next lanes, not of the page
@@ -341,7 +345,7 @@ def test_a_slot_known_to_be_held_elsewhere_is_not_read_again_while_its_hold_last
     # worker-b's claims meet worker-a's slots and fail; it reads each lost slot once, and
     # its next read of the page leaves the three channels to worker-a without reading
     # their slots again.
-    summary = run_tick(second)
+    summary = run_tick(second, MESSAGE_KIND)
 
     assert (summary["sent"], summary["duplicates"]) == (0, 3)
     assert counter.snapshot()["documents_by"]["BatchGetDocuments"] == len(held)
@@ -379,7 +383,7 @@ def test_after_a_lost_claim_a_pass_leaves_a_channel_another_worker_holds_unraced
 
     monkeypatch.setattr(message_kind, "due_messages", due)
 
-    summary = run_tick(mine)
+    summary = run_tick(mine, MESSAGE_KIND)
 
     assert reads == [1, 1]
     assert (summary["sent"], summary["duplicates"]) == (0, 1)  # `taken` only: h2 not raced
@@ -442,7 +446,7 @@ def test_after_a_lost_claim_a_pass_reads_only_the_channels_it_reached_first(
     monkeypatch.setattr(message_kind, "due_messages", due)
     monkeypatch.setattr(tick, "claim_and_send", claim)
 
-    summary = run_tick(mine)
+    summary = run_tick(mine, MESSAGE_KIND)
 
     inside = [c for c in theirs if share.low <= c and (share.high is None or c < share.high)]
     left = theirs if held else [c for c in theirs if c not in inside]

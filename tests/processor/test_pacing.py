@@ -11,7 +11,8 @@ from itertools import pairwise
 
 from core.slack import SlackTransport
 from emulator.slack_standin import Fault
-from messages.tick import run_tick
+from messages.kind import MESSAGE_KIND
+from processor.tick import run_tick
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime
@@ -29,7 +30,7 @@ def test_a_burst_to_one_channel_is_paced_at_one_post_per_second(rt, db, slack):
         seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n))
     seed_message(db, channel="C0OTHER01")
 
-    summary = run_tick(rt)
+    summary = run_tick(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 6
     assert rt.clock.slept == [1.0, 1.0, 1.0, 1.0]  # the other channel never waited
@@ -42,12 +43,12 @@ def test_what_does_not_fit_the_budget_is_left_for_the_next_pass(settings, db, sl
     rt = make_runtime(replace(settings, tick_budget_seconds=2), db, clock, "worker-a")
     ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n)) for n in range(5)]
 
-    first = run_tick(rt)
+    first = run_tick(rt, MESSAGE_KIND)
 
     assert (first["sent"], first["deferred"], first["claimed"]) == (3, 2, 3)
     assert [message(db, i)["status"] for i in ids] == ["sent"] * 3 + ["pending"] * 2
     clock.advance(timedelta(minutes=1))
-    assert run_tick(rt)["sent"] == 2
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
     assert len(slack.posts()) == 5
 
 
@@ -56,9 +57,9 @@ def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
     slack.inject(Fault(kind="rate_limit", retry_after=5, times=3))
 
     for _ in range(3):
-        assert run_tick(rt)["released"] == 1
+        assert run_tick(rt, MESSAGE_KIND)["released"] == 1
         rt.clock.advance(timedelta(seconds=5))
-    assert run_tick(rt)["sent"] == 1
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
 
     assert len(slack.posts()) == 1
     assert message(db, mid)["status"] == "sent"
@@ -85,7 +86,7 @@ def test_a_slow_post_does_not_bring_the_next_one_in_its_channel_closer_than_a_se
     seed_message(db, next_run_at=T0 - timedelta(minutes=2))
     seed_message(db, next_run_at=T0 - timedelta(minutes=1))
 
-    assert run_tick(rt)["sent"] == 2
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
 
     # Paced from when Slack answered the first post, not from when it was sent.
     assert gaps_per_channel(slack)["C0123ABCD"] == [Decimal("1")]

@@ -14,12 +14,13 @@ from google.api_core.exceptions import ServiceUnavailable
 from core.models import message_delivery_id
 from core.store import DELIVERIES, due_messages
 from messages import kind as message_kind
-from messages.tick import run_tick
+from messages.kind import MESSAGE_KIND
 from processor import tick
 from processor.channel_slots import ChannelSlots, slot_id
 from processor.deliver_page import CHECKS
 from processor.lanes import lanes
 from processor.pacing import ChannelPacer
+from processor.tick import run_tick
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
@@ -72,7 +73,7 @@ def test_a_slot_read_failing_mid_page_leaves_no_post_unrecorded(rt, db, slack, m
     monkeypatch.setattr(tick, "PARALLEL_POSTS", 1)
     reads = fail_once(monkeypatch, ChannelSlots, "read", on_call=2)
 
-    summary = run_tick(rt)
+    summary = run_tick(rt, MESSAGE_KIND)
 
     assert len(reads) >= 2  # the second read of slots did fail
     assert (summary["sent"], summary["duplicates"], summary["errors"]) == (len(ids) - 1, 1, 1)
@@ -94,7 +95,7 @@ def test_a_failure_inside_a_page_records_the_posts_in_flight_and_ends_the_pass(
     ids = [seed_message(db, f"m-{n:02d}", channel=f"C0PAGE{n:03d}") for n in range(40)]
     fail_once(monkeypatch, ChannelPacer, "acquire", on_call=35, exc=RuntimeError("injected"))
 
-    summary = run_tick(rt)
+    summary = run_tick(rt, MESSAGE_KIND)
 
     # The 35th lane was not begun; the 34 begun before it were awaited and recorded.
     assert (summary["sent"], summary["errors"]) == (34, 1)
@@ -105,7 +106,7 @@ def test_a_failure_inside_a_page_records_the_posts_in_flight_and_ends_the_pass(
     assert (line["error_code"], line["collection"]) == ("RuntimeError", "scheduled_messages")
 
     monkeypatch.undo()
-    again = run_tick(rt)
+    again = run_tick(rt, MESSAGE_KIND)
 
     assert again["sent"] == statuses.count("pending")
     assert len(slack.posts()) == len(ids)
@@ -118,7 +119,7 @@ def test_the_expired_lease_query_failing_does_not_keep_the_pass_from_what_is_due
     due = seed_message(db)
     fail_once(monkeypatch, message_kind, "expired_leases")
 
-    summary = run_tick(rt)
+    summary = run_tick(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["errors"]) == (1, 1)
     assert message(db, due)["status"] == "sent"
@@ -137,7 +138,7 @@ def test_the_due_query_failing_on_a_later_read_ends_the_pass_with_its_posts_reco
     )
     reads = fail_once(monkeypatch, message_kind, "due_messages", on_call=2)
 
-    summary = run_tick(rt)
+    summary = run_tick(rt, MESSAGE_KIND)
 
     assert len(reads) == 2
     assert (summary["sent"], summary["duplicates"], summary["errors"]) == (5, 1, 1)

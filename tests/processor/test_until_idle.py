@@ -14,9 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from core.models import message_delivery_id
-from messages.tick import run_tick
+from messages.kind import MESSAGE_KIND
 from processor.one_pass import until_idle
 from processor.pacing import POST_INTERVAL
+from processor.tick import run_tick
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.pacing import post_holding
@@ -35,7 +36,9 @@ def test_passes_pause_while_what_is_due_is_another_workers(settings, db, slack, 
     post_holding(first, m1, CHANNEL)
     passes: list[dict[str, Any]] = []
 
-    for summary in until_idle(second, run_tick, lambda: len(passes) < 20):
+    for summary in until_idle(
+        second, lambda rt: run_tick(rt, MESSAGE_KIND), lambda: len(passes) < 20
+    ):
         passes.append(summary)
 
     waited = [p for p in passes if p["due"] and not p["claimed"]]

@@ -1,0 +1,96 @@
+"""The `deliver` CloudEvent target (DISPATCH=pubsub): one Pub/Sub message, one due document
+claimed, sent and recorded through the same pipeline as the inline pass
+(processor.deliver.deliver_one).
+
+What Pub/Sub sees:
+- returned (acknowledged): the occurrence was handled, or there is nothing to do (the
+  document was claimed or settled already, deleted, or is no longer due), or the message is
+  malformed. A malformed message is logged (WARNING, naming the field) and acknowledged:
+  it can never become readable, retrying it would only hold back its channel's later
+  messages (ordering) until dead-lettered, and nothing is lost, as the document it meant
+  is still due in Firestore and the next tick publishes it again.
+- raised (HTTP 500, redelivered with backoff): a transient failure such as Firestore being
+  unavailable, or invalid settings. Redelivery is safe: the ledger stops a second post.
+- HTTP 401: the caller did not authenticate as the `tick` target requires (admin token, or
+  a Google OIDC token for TICK_AUDIENCE from TRIGGER_SERVICE_ACCOUNTS: the push
+  subscription's service account).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import flask
+
+from core import logs
+from core.auth import authenticate
+from core.errors import SettingsError, Unauthorized
+from core.http import auth_config
+from core.pubsub import DueOccurrence, MalformedMessage
+from core.runtime import Runtime, runtime_for
+from core.settings import Settings
+from core.store import is_document_id
+from processor.deliver import deliver_one
+from processor.outcome import Result
+from targets.kinds import KINDS_BY_NAME
+
+
+def handle_deliver(request: flask.Request, event: Any) -> None:
+    """Authenticate the push, read its message, and deliver the occurrence it names."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        logs.error("settings are invalid", error_code="settings", error_message=str(exc))
+        raise
+    try:
+        authenticate(request.headers.get("Authorization"), auth_config(settings))
+    except Unauthorized as exc:
+        logs.warning("deliver refused an unauthenticated push", reason=exc.message)
+        flask.abort(401, description=exc.message)
+    message_id = event["id"]
+    try:
+        occurrence = read_message(event.data)
+    except MalformedMessage as exc:
+        logs.warning(
+            "malformed Pub/Sub message acknowledged; nothing delivered",
+            pubsub_message_id=message_id,
+            field=exc.field,
+            detail=exc.detail,
+            status="malformed",
+        )
+        return
+    deliver_occurrence(runtime_for(settings), occurrence, message_id)
+
+
+def read_message(data: Any) -> DueOccurrence:
+    """The occurrence a CloudEvent's data names: a Pub/Sub push's `message`."""
+    if not isinstance(data, dict):
+        raise MalformedMessage("data", "the CloudEvent carries no JSON object")
+    occurrence = DueOccurrence.from_pubsub(data.get("message"))
+    if occurrence.kind not in KINDS_BY_NAME:
+        known = ", ".join(sorted(KINDS_BY_NAME))
+        raise MalformedMessage("kind", f"must be one of {known}, got {occurrence.kind!r}")
+    if not is_document_id(occurrence.subject_id):
+        raise MalformedMessage("subject_id", f"not a document id: {occurrence.subject_id!r}")
+    return occurrence
+
+
+def deliver_occurrence(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> Result:
+    """Read the document the message names and deliver what it is due for now: its claim
+    decides, so a document claimed or settled since the tick found it posts nothing."""
+    kind = KINDS_BY_NAME[occurrence.kind]
+    snap = rt.db.collection(kind.collection).document(occurrence.subject_id).get()
+    fields: dict[str, Any] = {
+        kind.id_field: occurrence.subject_id,
+        "pubsub_message_id": message_id,
+        "due_at": occurrence.due_at,
+    }
+    if not snap.exists:
+        logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
+        return Result.SKIPPED
+    result, claim = deliver_one(rt, kind, snap)
+    if claim is None:
+        # Claimed or settled by another delivery (a redelivered or duplicate message), or
+        # not due (any more): the ledger already says what happened to the occurrence.
+        logs.info("nothing to deliver: not claimable now", **fields, status=result.value)
+    return result

@@ -1,0 +1,275 @@
+"""The `deliver` target under Pub/Sub's at-least-once delivery: each way a message can come
+twice, late, early or not at all is injected with the Pub/Sub emulator's own messages and
+redeliveries, and the Slack stand-in shows one post per occurrence, the ledger `sent`."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from datetime import timedelta
+from math import comb
+from typing import Any
+
+import pytest
+
+from core.models import message_delivery_id
+from core.pubsub import DueOccurrence
+from emulator.slack_faults import Fault
+from processor.publish import publish
+from targets.deliver import deliver_occurrence
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.oidc import AUDIENCE, TRIGGER, mint
+from tests.fixtures.pubsub import Pulled, Subscription, push
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
+
+pytestmark = pytest.mark.usefixtures("fresh_certs_cache")
+
+
+def published(rt: Any, *ids: str, channel: str = "C0123ABCD") -> None:
+    """What a tick publishes for these due messages (due at T0)."""
+    counts = publish(rt, [DueOccurrence("message", i, T0, channel) for i in ids])
+    assert counts["published"] == len(ids)
+
+
+def sent_once(db: Any, slack: Any, doc_id: str) -> None:
+    delivery_id = message_delivery_id(doc_id, T0)
+    assert slack.delivery_ids() == [delivery_id]  # one post, this occurrence's
+    assert ledger(db)[delivery_id]["status"] == "sent"
+    assert message(db, doc_id)["status"] == "sent"
+
+
+@pytest.fixture
+def rt(settings: Any, db: Any, clock: Any, pubsub: Subscription) -> Any:
+    """The tick's runtime (settings read after the fixture set DISPATCH=pubsub)."""
+    from core.settings import Settings
+
+    return make_runtime(Settings.from_env(), db, clock, "tick")
+
+
+def test_a_pushed_message_is_claimed_sent_and_recorded(rt, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (pulled,) = pubsub.pull()
+
+    assert push(deliver, pulled) == 200
+
+    sent_once(db, slack, "m1")
+
+
+def test_a_redelivered_message_posts_nothing_again(rt, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (first,) = pubsub.pull()
+    assert push(deliver, first) == 200
+    pubsub.nack(first)  # the ack was lost: Pub/Sub delivers the same message again
+
+    (again,) = pubsub.pull()
+    assert again.message_id == first.message_id
+    assert push(deliver, again) == 200
+
+    sent_once(db, slack, "m1")
+
+
+def test_a_nacked_message_is_delivered_once_when_it_comes_back(rt, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (first,) = pubsub.pull()
+    pubsub.nack(first)  # a subscriber that gave it back unhandled
+
+    (again,) = pubsub.pull()
+    assert push(deliver, again) == 200
+    pubsub.ack(again)
+
+    sent_once(db, slack, "m1")
+    assert pubsub.is_empty()
+
+
+def test_a_push_that_failed_is_redelivered_and_then_sent_once(
+    rt, pubsub, deliver, db, slack, monkeypatch
+):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (first,) = pubsub.pull()
+    monkeypatch.setenv("LEASE_SECONDS", "1")  # a broken deployment: settings refused
+
+    assert push(deliver, first) == 500  # a nack: Pub/Sub pushes it again
+    pubsub.nack(first)
+    assert slack.posts() == []
+    monkeypatch.setenv("LEASE_SECONDS", "300")  # fixed
+    (again,) = pubsub.pull()
+    assert push(deliver, again) == 200
+
+    sent_once(db, slack, "m1")
+
+
+def test_duplicate_publishes_of_one_occurrence_post_once(rt, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    published(rt, "m1")  # the publisher retried a publish that had landed
+
+    both = pubsub.pull(2)
+
+    assert len({p.message_id for p in both}) == 2
+    assert [push(deliver, p) for p in both] == [200, 200]
+    sent_once(db, slack, "m1")
+
+
+def test_messages_delivered_out_of_order_each_post_once(rt, pubsub, deliver, db, slack):
+    seed_message(db, "early", next_run_at=T0 - timedelta(minutes=1))
+    seed_message(db, "late")
+    publish(
+        rt,
+        [
+            DueOccurrence("message", "early", T0 - timedelta(minutes=1), "C0123ABCD"),
+            DueOccurrence("message", "late", T0, "C0123ABCD"),
+        ],
+    )
+    early, late = pubsub.pull(2)
+
+    assert [push(deliver, late), push(deliver, early)] == [200, 200]
+
+    assert slack.delivery_ids() == [
+        message_delivery_id("late", T0),
+        message_delivery_id("early", T0 - timedelta(minutes=1)),
+    ]
+    assert message(db, "early")["status"] == message(db, "late")["status"] == "sent"
+
+
+def test_a_redelivery_while_the_first_delivery_is_still_sending_posts_nothing(
+    rt, pubsub, deliver, db, slack, monkeypatch
+):
+    # The post is made at once and answered after 3 s; Slack is given 5 s to answer.
+    monkeypatch.setenv("SLACK_TIMEOUT_SECONDS", "5")
+    slack.inject(Fault("slow", delay=3.0, times=1))
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (first,) = pubsub.pull()
+    statuses: list[int] = []
+    sending = threading.Thread(target=lambda: statuses.append(push(deliver, first)))
+    sending.start()
+    for _ in range(200):  # bounded: until the stand-in has the post
+        if slack.posts():
+            break
+        sending.join(0.02)
+    assert len(slack.posts()) == 1
+    # The ack deadline runs out mid-send: Pub/Sub hands the message to another instance.
+    pubsub.nack(first)
+    (again,) = pubsub.pull()
+
+    assert push(deliver, again) == 200
+    assert sending.is_alive()  # the first delivery was still waiting for Slack's answer
+
+    sending.join(30)
+    assert statuses == [200]
+    sent_once(db, slack, "m1")
+
+
+def test_a_message_for_a_deleted_document_is_acknowledged(rt, pubsub, deliver, db, slack):
+    published(rt, "gone")
+    (pulled,) = pubsub.pull()
+
+    assert push(deliver, pulled) == 200
+    assert slack.posts() == []
+
+
+def malformed(pulled: Pulled, data: Any) -> Pulled:
+    raw = data if isinstance(data, str) else base64.b64encode(json.dumps(data).encode()).decode()
+    body = {**pulled.push, "message": {**pulled.push["message"], "data": raw}}
+    return pulled._replace(push=body)
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ("%%% not base64", "message.data"),
+        (base64.b64encode(b"[1, 2]").decode(), "message.data"),
+        ({"format": 2, "kind": "message", "subject_id": "m1", "due_at": T0.isoformat()}, "format"),
+        ({"format": 1, "kind": "memo", "subject_id": "m1", "due_at": T0.isoformat()}, "kind"),
+        ({"format": 1, "kind": "message", "due_at": T0.isoformat()}, "subject_id"),
+        ({"format": 1, "kind": "message", "subject_id": "a/b", "due_at": "x"}, "due_at"),
+        (
+            {"format": 1, "kind": "message", "subject_id": "a/b", "due_at": T0.isoformat()},
+            "subject_id",
+        ),
+    ],
+)
+def test_a_malformed_message_is_logged_naming_the_field_and_acknowledged(
+    rt, pubsub, deliver, db, slack, capsys, data, field
+):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (pulled,) = pubsub.pull()
+    capsys.readouterr()
+
+    assert push(deliver, malformed(pulled, data)) == 200
+
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    (line,) = [line for line in lines if line.get("status") == "malformed"]
+    assert (line["severity"], line["field"]) == ("WARNING", field)
+    assert line["pubsub_message_id"] == pulled.message_id
+    assert slack.posts() == []
+    assert message(db, "m1")["status"] == "pending"  # still due: the next tick publishes it
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer wrong-token"}, {"Authorization": "Basic x"}]
+)
+def test_an_unauthenticated_push_is_refused_and_posts_nothing(
+    rt, pubsub, deliver, db, slack, headers
+):
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (pulled,) = pubsub.pull()
+
+    assert push(deliver, pulled, headers) == 401
+
+    assert slack.posts() == []
+    assert message(db, "m1")["status"] == "pending"
+
+
+def test_a_push_signed_by_the_subscriptions_service_account_is_delivered(
+    rt, pubsub, deliver, db, slack, signing_key, certs_server, monkeypatch
+):
+    # A push subscription's OIDC token: Google-signed, for TICK_AUDIENCE, as TRIGGER.
+    monkeypatch.setenv("TICK_AUDIENCE", AUDIENCE)
+    monkeypatch.setenv("TRIGGER_SERVICE_ACCOUNTS", TRIGGER)
+    monkeypatch.setenv("OIDC_CERTS_URL", certs_server.url)
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (pulled,) = pubsub.pull()
+
+    assert push(deliver, pulled, {"Authorization": f"Bearer {mint(signing_key)}"}) == 200
+
+    sent_once(db, slack, "m1")
+
+
+def test_two_instances_delivering_one_message_post_once_in_every_interleaving(
+    settings, db, slack, clock
+):
+    # Redelivery, duplicate publishes and an expired ack deadline all come down to this: two
+    # `deliver` instances handed the same occurrence at once. orchestrate runs them through
+    # every interleaving of the pipeline's SYNCPOINTs (the claim's commit, the send).
+    seeded: list[str] = []
+    arrivals = iter(range(10_000))
+
+    def instance(name: str) -> Any:
+        rt = make_runtime(settings, db, clock, name)
+
+        def run() -> None:
+            if next(arrivals) % 2 == 0:  # the first of a round seeds its message
+                seeded.append(seed_message(db))
+            occurrence = DueOccurrence("message", seeded[-1], T0, "C0123ABCD")
+            deliver_occurrence(rt, occurrence, "pubsub-1")  # pragma: SYNCPOINT deliver
+
+        return run
+
+    counts = orchestrate(instance("deliver-1"), instance("deliver-2"), name="deliver")
+
+    assert min(counts) >= 2  # each instance paused at least once on its own
+    assert len(seeded) == comb(sum(counts), counts[0])  # one round per interleaving
+    assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in seeded)
+    assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in seeded)

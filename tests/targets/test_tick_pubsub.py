@@ -1,0 +1,126 @@
+"""The `tick` target under DISPATCH=pubsub, over HTTP: what is due is published to the
+Pub/Sub emulator, one message per document with its channel as ordering key, and nothing is
+claimed or posted."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import flask
+import functions_framework
+import pytest
+
+from core.models import message_delivery_id
+from core.store import ROTATIONS
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.pubsub import Subscription, push
+from tests.fixtures.runtime import ADMIN_TOKEN, MAIN
+
+
+@pytest.fixture(scope="module")
+def tick_app() -> Iterator[flask.Flask]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("FUNCTION_TARGET", raising=False)
+        yield functions_framework.create_app(target="tick", source=MAIN)
+
+
+def tick(app: flask.Flask, now: datetime = T0, **body: Any) -> dict[str, Any]:
+    response = app.test_client().post(
+        "/",
+        data=json.dumps({"now": now.isoformat(), **body}),
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    summary: dict[str, Any] = response.get_json()
+    return summary
+
+
+def seed_rotation(db: Any) -> str:
+    """A daily rotation whose turn (09:30 Berlin) was due at T0."""
+    db.collection(ROTATIONS).document("standup").set(
+        {
+            "name": "Stand-up host",
+            "channel": "C0ROTATION",
+            "members": ["U0ALICE", "U0BOB"],
+            "timezone": "Europe/Berlin",
+            "send_time": "09:30",
+            "weekdays": [0, 1, 2, 3, 4],
+            "text": "Today's host: {member}",
+            "cursor": 0,
+            "status": "active",
+            "next_run_at": datetime(2027, 1, 4, 8, 30, tzinfo=UTC),
+            "version": 1,
+        }
+    )
+    return "standup"
+
+
+def test_a_tick_publishes_each_due_document_once_ordered_by_channel_and_claims_nothing(
+    tick_app, pubsub: Subscription, db, slack
+):
+    first = seed_message(db, "m1", channel="C0AAA", next_run_at=T0 - timedelta(minutes=2))
+    second = seed_message(db, "m2", channel="C0AAA", next_run_at=T0 - timedelta(minutes=1))
+    later = T0 + timedelta(hours=1)
+    seed_message(db, "later", channel="C0AAA", send_at=later, next_run_at=later)
+    seed_rotation(db)
+
+    summary = tick(tick_app)
+
+    assert (summary["published"], summary["due"], summary["claimed"]) == (3, 3, 0)
+    assert summary["rotations"]["published"] == 1
+    pulled = pubsub.pull(3)
+    bodies = [json.loads(base64.b64decode(p.push["message"]["data"])) for p in pulled]
+    assert sorted((b["kind"], b["subject_id"]) for b in bodies) == [
+        ("message", first),
+        ("message", second),
+        ("rotation", "standup"),
+    ]
+    by_id = {b["subject_id"]: (b, p) for b, p in zip(bodies, pulled, strict=True)}
+    assert by_id[first][0] == {
+        "format": 1,
+        "kind": "message",
+        "subject_id": first,
+        "due_at": (T0 - timedelta(minutes=2)).isoformat(),
+    }
+    assert by_id[first][1].ordering_key == "C0AAA"
+    assert by_id["standup"][1].ordering_key == "C0ROTATION"
+    assert by_id[first][1].push["message"]["attributes"] == {"kind": "message", "subject_id": first}
+    # One channel's messages come in the order they were due.
+    assert [b["subject_id"] for b in bodies if b["kind"] == "message"] == [first, second]
+    assert message(db, first)["status"] == "pending"
+    assert ledger(db) == {}
+    assert slack.posts() == []
+
+
+def test_a_dry_run_under_pubsub_previews_and_publishes_nothing(tick_app, pubsub, db, slack):
+    seed_message(db, "m1")
+
+    summary = tick(tick_app, dry_run=True)
+
+    assert summary["dry_run"] is True
+    assert [p["id"] for p in summary["previews"]] == ["m1"]
+    assert summary["published"] == 0
+    assert pubsub.is_empty()
+
+
+def test_two_ticks_publishing_one_occurrence_post_it_once(tick_app, pubsub, deliver, db, slack):
+    seed_message(db, "m1")
+    assert tick(tick_app)["published"] == 1
+    assert tick(tick_app)["published"] == 1  # an overlapping tick: still due, published again
+
+    both = pubsub.pull(2)
+    assert [push(deliver, p) for p in both] == [200, 200]
+    pubsub.ack(*both)
+
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0)]
+    assert ledger(db)[message_delivery_id("m1", T0)]["status"] == "sent"
+    # Once sent, a third tick finds nothing due and publishes nothing.
+    assert tick(tick_app)["published"] == 0
+    assert pubsub.is_empty()
