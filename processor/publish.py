@@ -23,7 +23,7 @@ from processor.abc import Kind
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
-from processor.reconcile import reconcile_kind
+from processor.reconcile import settle_expired
 
 
 def publish_pass(rt: Runtime, kinds: Sequence[Kind[Any]]) -> dict[str, Any]:
@@ -45,12 +45,7 @@ def publish_pass(rt: Runtime, kinds: Sequence[Kind[Any]]) -> dict[str, Any]:
 def _publish_kind(
     rt: Runtime, kind: Kind[Any], now: datetime, history: HistoryBudget
 ) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    try:
-        counts.update(reconcile_kind(rt, kind, history))
-        counts.update(kind.sweep(rt))
-    except Exception as exc:
-        io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
+    counts = settle_expired(rt, kind, history)
     try:
         due = kind.due(rt.db, now, rt.settings.tick_limit, None, ())
     except Exception as exc:

@@ -44,6 +44,7 @@ from processor.finalize import finalize, hold_unconfirmed
 from processor.held import hold_lease
 from processor.history_search import HistoryBudget, ask_history, searchable
 from processor.outcome import Result, tally
+from processor.pass_counts import io_error
 
 BACKOFF_BASE = timedelta(minutes=1)
 BACKOFF_CAP = timedelta(hours=1)
@@ -64,6 +65,20 @@ def reconcile_kind(
     snaps = kind.expired(rt.db, rt.clock.now(), rt.settings.tick_limit)
     budget.expect(len(snaps))
     return settle_each(snaps, lambda snap: reconcile_one(rt, kind, snap, budget), kind.id_field)
+
+
+def settle_expired(rt: Runtime, kind: Kind[Any], budget: HistoryBudget | None) -> Counter[str]:
+    """A pass's first step for `kind`, whatever dispatches the rest: its expired leases
+    reconciled, and what it sweeps up besides. A failing query is counted and logged, and
+    does not keep the pass from what is due (a lease left expired is settled by a later
+    pass)."""
+    counts: Counter[str] = Counter()
+    try:
+        counts.update(reconcile_kind(rt, kind, budget))
+        counts.update(kind.sweep(rt))
+    except Exception as exc:
+        io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
+    return counts
 
 
 def settle_each(

@@ -29,7 +29,7 @@ from processor.lanes import lanes
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.pass_counts import io_error
-from processor.reconcile import reconcile_kind
+from processor.reconcile import settle_expired
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
 PARALLEL_POSTS = 32
@@ -51,7 +51,7 @@ def run_tick(
     now = rt.clock.now()
     if dry_run:
         return _dry_run(rt, kind, now)
-    counts = _reconciled(rt, kind, history)
+    counts = settle_expired(rt, kind, history)
     reads = _Reads(rt.settings.tick_limit)
     _deliver_due(rt, kind, counts, reads)
     counts["deferred"] += len(reads.left - reads.seen)  # left for the next pass by pacing, too
@@ -154,18 +154,6 @@ def _due_page(rt: Runtime, kind: Kind[Any], now: datetime, share: ChannelRange |
         rt.settings.tick_limit,
         per_channel,
     )
-
-
-def _reconciled(rt: Runtime, kind: Kind[Any], history: HistoryBudget | None) -> Counter[str]:
-    """Expired leases settled (and what the kind sweeps up); their query failing does not
-    keep the pass from what is due (a lease left expired is settled by a later pass)."""
-    counts: Counter[str] = Counter()
-    try:
-        counts.update(reconcile_kind(rt, kind, history))
-        counts.update(kind.sweep(rt))
-    except Exception as exc:
-        io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
-    return counts
 
 
 def _ours(
