@@ -47,6 +47,7 @@ from core.documents.write import DELETE
 from core.errors import Conflict
 from core.models import message_delivery_id
 from core.runtime import Runtime
+from core.shards import shard_of
 from core.store import DELIVERIES, MESSAGES
 
 _NOT_EDITABLE: dict[str, str] = {
@@ -80,6 +81,7 @@ def create_message(
         | MessageWrite(
             status=_waiting_status(plan),
             next_run_at=plan.first_run,
+            shard=shard_of(reference.id, rt.settings.shards),
             deleted=False,
             attempts=0,
             sent_count=0,

@@ -36,6 +36,7 @@ from core.errors import Conflict
 from core.models import rotation_delivery_id
 from core.rotation import cursor_after_edit
 from core.runtime import Runtime
+from core.shards import shard_of
 from core.store import DELIVERIES, ROTATIONS
 
 _REQUIRED = tuple(
@@ -66,7 +67,11 @@ def create_rotation(
     doc = (
         plan.content
         | RotationWrite(
-            next_run_at=plan.next_run_at, created_at=now, updated_at=now, version=1
+            next_run_at=plan.next_run_at,
+            shard=shard_of(reference.id, rt.settings.shards),
+            created_at=now,
+            updated_at=now,
+            version=1,
         ).to_document()
     )
     batch = rt.db.batch()

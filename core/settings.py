@@ -43,6 +43,8 @@ class Settings:
     dispatch: str = INLINE
     # The full path, projects/<project>/topics/<id>; set whenever dispatch is pubsub.
     pubsub_topic: str | None = None
+    # How many shards the due scan is split into (core.shards, docs/sharding.md).
+    shards: int = 1
 
     @property
     def is_production(self) -> bool:
@@ -74,6 +76,7 @@ class Settings:
             history_calls_per_pass=_int(env, "HISTORY_CALLS_PER_PASS", 20, minimum=1),
             alert_channel=_text(env, "ALERT_CHANNEL"),
             dispatch=_dispatch(env),
+            shards=shards_from_env(env),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be
@@ -86,6 +89,15 @@ class Settings:
         if not settings.slack_bot_token and settings.slack_api_url == REAL_SLACK_API:
             raise SettingsError("SLACK_BOT_TOKEN is required to send to real Slack")
         return settings
+
+
+def shards_from_env(env: Mapping[str, str] | None = None) -> int:
+    """SHARDS (default 1): the due query reads it here, as its callers pass no settings."""
+    return _int(os.environ if env is None else env, "SHARDS", 1, minimum=1, maximum=MAX_SHARDS)
+
+
+# Each shard is one query of every due scan: past this, a scan costs more than it spreads.
+MAX_SHARDS = 64
 
 
 def _dispatch(env: Mapping[str, str]) -> str:
@@ -116,7 +128,9 @@ def _text(env: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
+def _int(
+    env: Mapping[str, str], name: str, default: int, *, minimum: int, maximum: int | None = None
+) -> int:
     raw = _text(env, name)
     if raw is None:
         return default
@@ -126,4 +140,6 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> in
         raise SettingsError(f"{name} must be an integer, got {raw!r}") from None
     if value < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise SettingsError(f"{name} must be at most {maximum}, got {value}")
     return value

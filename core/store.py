@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -18,6 +19,7 @@ from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
 from core.documents.subjects import SubjectField
+from core.settings import shards_from_env
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -126,6 +128,37 @@ def _due(
     limit: int,
     channels: ChannelRange | None,
     *filters: FieldFilter,
+) -> list[Snapshot]:
+    """What is due, oldest first, at most `limit`. With SHARDS=1 one query, with no shard
+    filter: every document is found, with or without a `shard`. With more, one query per
+    shard through the (shard, status, next_run_at) index, run side by side and merged; a
+    document without a shard in 0..SHARDS-1 is in none of them (doctor reports and fixes it,
+    docs/sharding.md)."""
+    shards = shards_from_env()
+    if shards == 1:
+        return _due_in(db, collection, now, limit, channels, filters)
+    shard_filters = [FieldFilter(SubjectField.SHARD, "==", k) for k in range(shards)]
+    with ThreadPoolExecutor(max_workers=min(shards, _SHARD_QUERIES_AT_ONCE)) as pool:
+        pages = pool.map(
+            lambda shard: _due_in(db, collection, now, limit, channels, (shard, *filters)),
+            shard_filters,
+        )
+        merged = [snap for page in pages for snap in page]
+    merged.sort(key=lambda snap: (snap.get(SubjectField.NEXT_RUN_AT), snap.id))
+    return merged[:limit]
+
+
+# Shard queries in flight at once per due query: each waits on Firestore, not on a core.
+_SHARD_QUERIES_AT_ONCE = 8
+
+
+def _due_in(
+    db: firestore.Client,
+    collection: str,
+    now: datetime,
+    limit: int,
+    channels: ChannelRange | None,
+    filters: tuple[FieldFilter, ...],
 ) -> list[Snapshot]:
     query = db.collection(collection).where(filter=filters[0])
     query = query.where(filter=FieldFilter(SubjectField.NEXT_RUN_AT, "<=", now))

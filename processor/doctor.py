@@ -14,13 +14,15 @@ and the processor cannot disagree.
 `--fix` writes only what can be computed: `next_run_at` of a waiting one-off (its
 `send_at`), of a waiting series (its first occurrence at or after now; earlier ones are
 neither sent nor recorded, as when a series is resumed) and of an active rotation (now: the
-processor computes the real turn). Everything else is left to a person."""
+processor computes the real turn); and, with SHARDS above 1, the `shard` of a document that
+may still be sent whose shard is missing or outside 0..SHARDS-1 (the due scan reads only
+those shards: docs/sharding.md). Everything else is left to a person."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -36,23 +38,28 @@ from core.models import Message
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
+from core.shards import in_range, shard_of
 from core.store import MESSAGES, ROTATIONS, Snapshot
 
 MESSAGE_STATUSES = frozenset(Status)
+# Messages a pass may still send (a paused or held one once a person resumes it): each must
+# be in a shard the due scan reads.
+LIVE_MESSAGES = frozenset((*WAITING, Status.SENDING, Status.PAUSED))
 ROTATION_STATUSES = frozenset(RotationStatus)
 PAGE = 300
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One document the processor will never send as stored. `next_run_at`: what `--fix`
-    sets; None when only a person can put the document right."""
+    """One document the processor will never send as stored. `next_run_at` and `shard`: what
+    `--fix` sets; both None when only a person can put the document right."""
 
     collection: str
     id: str
     code: str
     reason: str
     next_run_at: datetime | None = None
+    shard: int | None = None
 
     def as_json(self, fixed: bool) -> dict[str, Any]:
         fix = self.next_run_at.isoformat() if self.next_run_at else None
@@ -62,16 +69,20 @@ class Finding:
             "code": self.code,
             "reason": self.reason,
             "fix_next_run_at": fix,
+            "fix_shard": self.shard,
             "fixed": fixed,
         }
 
     def line(self, fixed: bool) -> str:
-        if fixed:
-            action = f"fixed: next_run_at set to {self.next_run_at:%Y-%m-%dT%H:%M:%SZ}"
-        elif self.next_run_at is not None:
-            action = f"--fix sets next_run_at to {self.next_run_at:%Y-%m-%dT%H:%M:%SZ}"
-        else:
+        sets = []
+        if self.next_run_at is not None:
+            sets.append(f"next_run_at to {self.next_run_at:%Y-%m-%dT%H:%M:%SZ}")
+        if self.shard is not None:
+            sets.append(f"shard to {self.shard}")
+        if not sets:
             action = "needs a person"
+        else:
+            action = ("fixed: set " if fixed else "--fix sets ") + " and ".join(sets)
         return f"{self.collection}/{self.id}: {self.code}: {self.reason} [{action}]"
 
 
@@ -161,11 +172,38 @@ def _lease_finding(
     return None
 
 
-def scan(db: firestore.Client, now: datetime) -> Iterator[tuple[Snapshot, Finding]]:
+def examine_shard(
+    collection: str, doc_id: str, data: dict[str, Any], shards: int, finding: Finding | None
+) -> Finding | None:
+    """`finding`, or a new one, with the shard `--fix` sets when the due scan would never
+    find the document: with SHARDS above 1, a live document whose `shard` is missing or not
+    one of 0..SHARDS-1 (written by hand, or before SHARDS changed). With SHARDS=1 the scan
+    has no shard filter, so any shard (or none) is found."""
+    stored = data.get(SubjectField.SHARD, _MISSING)
+    status = data.get(SubjectField.STATUS)
+    live = status in LIVE_MESSAGES if collection == MESSAGES else status in ROTATION_STATUSES
+    if shards == 1 or not live or in_range(stored, shards):
+        return finding
+    shard = shard_of(doc_id, shards)
+    if finding is not None:  # a person's finding first: its fix comes with the shard's
+        return replace(finding, shard=shard) if finding.next_run_at is not None else finding
+    code = "missing_shard" if stored is _MISSING else "invalid_shard"
+    what = "missing" if stored is _MISSING else f"{stored!r}"
+    reason = f"shard is {what}, not one of 0..{shards - 1}: the due scan never finds it"
+    return Finding(collection, doc_id, code, reason, shard=shard)
+
+
+_MISSING = object()
+
+
+def scan(
+    db: firestore.Client, now: datetime, shards: int = 1
+) -> Iterator[tuple[Snapshot, Finding]]:
     """Every finding in both collections, in document id order, a page at a time."""
     for collection, examine in ((MESSAGES, examine_message), (ROTATIONS, examine_rotation)):
         for snap in _all(db, collection):
-            finding = examine(snap.id, snap.to_dict() or {}, now)
+            data = snap.to_dict() or {}
+            finding = examine_shard(collection, snap.id, data, shards, examine(snap.id, data, now))
             if finding is not None:
                 yield snap, finding
 
@@ -184,13 +222,18 @@ def _all(db: firestore.Client, collection: str) -> Iterator[Snapshot]:
 
 
 def fix(rt: Runtime, snap: Snapshot, finding: Finding) -> bool:
-    """Set the computed `next_run_at`, conditioned on the document as examined: False when
-    there is nothing to set or the document changed since (run the doctor again)."""
-    if finding.next_run_at is None:
+    """Set the computed `next_run_at` and `shard`, conditioned on the document as examined:
+    False when there is nothing to set or the document changed since (run the doctor again)."""
+    if finding.next_run_at is None and finding.shard is None:
         return False
+    write = SubjectWrite()
+    if finding.next_run_at is not None:
+        write = replace(write, next_run_at=finding.next_run_at)
+    if finding.shard is not None:
+        write = replace(write, shard=finding.shard)
     try:
         snap.reference.update(
-            SubjectWrite(next_run_at=finding.next_run_at).stamped(rt.clock.now()).to_document(),
+            write.stamped(rt.clock.now()).to_document(),
             option=rt.db.write_option(last_update_time=snap.update_time),
         )
     except FailedPrecondition:
@@ -202,7 +245,7 @@ def run_doctor(rt: Runtime, *, apply: bool, as_json: bool) -> int:
     """Print each finding (a line, or a JSON object per line), fixing what `apply` allows.
     Exit status 0 when nothing is left unsendable, 1 when something is."""
     left = 0
-    for snap, finding in scan(rt.db, rt.clock.now()):
+    for snap, finding in scan(rt.db, rt.clock.now(), rt.settings.shards):
         fixed = apply and fix(rt, snap, finding)
         left += not fixed
         print(json.dumps(finding.as_json(fixed)) if as_json else finding.line(fixed))

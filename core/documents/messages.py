@@ -49,6 +49,7 @@ class MessageField(enum.StrEnum):
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     STATUS = SubjectField.STATUS.value
     NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
+    SHARD = SubjectField.SHARD.value
     OCCURRENCE_AT = "occurrence_at"  # a released occurrence's identity, kept for its retry
     ANCHOR = "anchor"  # where a series' rule restarts (core.anchor)
     DELETED = "deleted"

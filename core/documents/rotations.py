@@ -32,6 +32,7 @@ class RotationField(enum.StrEnum):
     LAST_PROCESSED_DATE = "last_processed_date"
     STATUS = SubjectField.STATUS.value
     NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
+    SHARD = SubjectField.SHARD.value
     LEASE = SubjectField.LEASE.value
     ATTEMPTS = "attempts"  # tries of the claimed day
     ROLLBACK = "rollback"  # while a day is claimed: what giving it back restores

@@ -19,6 +19,7 @@ class SubjectField(enum.StrEnum):
     STATUS = "status"  # the collection's own status enum
     NEXT_RUN_AT = "next_run_at"  # when the due query finds it
     CHANNEL = "channel"  # where it posts: the due query's channel ranges go by it
+    SHARD = "shard"  # which of the due scan's shards finds it (core.shards)
     LEASE = LEASE
     LAST_ERROR = "last_error"
     ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)
@@ -33,6 +34,7 @@ class SubjectWrite(Write):
 
     status: enum.StrEnum | Unset = UNSET  # narrowed to its enum by each collection's write
     next_run_at: datetime | Unset | None = UNSET  # None: a rotation with no turn day ahead
+    shard: int | Unset = UNSET
     lease: Lease | LeasePatch | Delete | Unset = UNSET
     last_error: StoredError | Delete | Unset = UNSET
     updated_at: datetime | Unset = UNSET
