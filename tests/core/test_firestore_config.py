@@ -76,3 +76,15 @@ def test_the_due_rotations_query_has_its_composite_index():
         if index["collectionGroup"] == "rotations"
     ]
     assert [("status", "ASCENDING"), ("next_run_at", "ASCENDING")] in fields
+
+
+@pytest.mark.parametrize("collection", ["scheduled_messages", "rotations"])
+def test_the_sharded_due_queries_have_their_composite_indexes(collection):
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [f["fieldPath"] for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == collection
+    ]
+    assert ["shard", "status", "next_run_at"] in fields
+    assert ["shard", "status", "next_run_at", "channel"] in fields  # a channel range

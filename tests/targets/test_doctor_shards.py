@@ -1,0 +1,105 @@
+"""The doctor and the sharded due scan: with SHARDS above 1, a document the scan can never
+find (no shard, or one outside 0..SHARDS-1) is reported, `--fix` puts it in its shard, and
+the next pass sends it. With SHARDS=1 nothing needs a shard."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from core.shards import shard_of
+from targets.kinds import run_pass
+from targets.operator import main
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import rotation, seed_rotation
+from tests.fixtures.runtime import make_runtime
+
+SHARDS = 4
+
+
+@pytest.fixture
+def sharded(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """SHARDS=4 in the environment, for the pass and the operator CLI alike."""
+    monkeypatch.setenv("SHARDS", str(SHARDS))
+    sharded = make_runtime(replace(rt.settings, shards=SHARDS), rt.db, rt.clock, rt.worker_id)
+    monkeypatch.setattr("targets.operator.runtime_for", lambda settings: sharded)
+    return sharded
+
+
+def doctor(capsys: Any, *args: str) -> tuple[int, dict[str, dict[str, Any]]]:
+    capsys.readouterr()
+    code = main(["doctor", "--json", *args])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return code, {row["id"]: row for row in rows}
+
+
+def seed_strays(db: Any) -> None:
+    seed_message(db, "in-its-shard", shard=shard_of("in-its-shard", SHARDS))
+    seed_message(db, "no-shard")  # written by hand, or before SHARDS was raised
+    seed_message(db, "above", shard=SHARDS + 3)  # stored while SHARDS was larger
+    seed_message(db, "a-string", shard="1")
+    seed_message(db, "paused-no-shard", status="paused")  # sent again once resumed
+    seed_message(db, "sent-no-shard", status="sent", next_run_at=None)  # done: left alone
+    seed_rotation(db, "rotation-no-shard")
+
+
+def test_the_pass_leaves_strays_to_the_doctor_which_puts_them_in_their_shard(
+    sharded, db, slack, capsys
+):
+    seed_strays(db)
+
+    run_pass(sharded)
+    assert slack.delivery_ids() == ["m:in-its-shard:20270104T090000Z"]
+
+    code, found = doctor(capsys)
+    assert code == 1
+    assert {doc_id: row["code"] for doc_id, row in found.items()} == {
+        "no-shard": "missing_shard",
+        "above": "invalid_shard",
+        "a-string": "invalid_shard",
+        "paused-no-shard": "missing_shard",
+        "rotation-no-shard": "missing_shard",
+    }
+    assert all(row["fix_shard"] == shard_of(doc_id, SHARDS) for doc_id, row in found.items())
+
+    code, fixed = doctor(capsys, "--fix")
+    assert code == 0
+    assert all(row["fixed"] for row in fixed.values())
+    assert message(db, "above")["shard"] == shard_of("above", SHARDS)
+    assert rotation(db, "rotation-no-shard")["shard"] == shard_of("rotation-no-shard", SHARDS)
+    assert "shard" not in message(db, "sent-no-shard")
+    assert doctor(capsys) == (0, {})
+
+    run_pass(sharded)
+    assert sorted(slack.delivery_ids()) == sorted(
+        [
+            "m:in-its-shard:20270104T090000Z",
+            "m:no-shard:20270104T090000Z",
+            "m:above:20270104T090000Z",
+            "m:a-string:20270104T090000Z",
+            "r:rotation-no-shard:2027-01-04",
+        ]
+    )
+
+
+def test_one_fix_sets_both_a_missing_next_run_at_and_the_shard(sharded, db, capsys):
+    seed_message(db, "moved-in", next_run_at=None)
+
+    code, fixed = doctor(capsys, "--fix")
+
+    assert (code, fixed["moved-in"]["code"], fixed["moved-in"]["fixed"]) == (
+        0,
+        "missing_next_run_at",
+        True,
+    )
+    assert message(db, "moved-in")["shard"] == shard_of("moved-in", SHARDS)
+
+
+@pytest.mark.usefixtures("cli_on_the_test_clock")
+def test_with_one_shard_no_document_needs_one(rt, db, capsys):
+    seed_strays(db)
+
+    assert doctor(capsys) == (0, {})
