@@ -16,10 +16,12 @@ ack (2xx) or nack.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
@@ -87,9 +89,18 @@ def create_subscription(topic: str, subscription: str, push_endpoint: str | None
 
 class PushRelay:
     """An HTTP server on host:port (0: a free one) that forwards every POST to `target` with
-    `Authorization: Bearer <token>` and answers with the target's status."""
+    `Authorization: Bearer <token>` and answers with the target's status. With `more`
+    targets, the POSTs go to each in turn, as a load balancer spreads pushes over a
+    function's instances."""
 
-    def __init__(self, target: str, token: str, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        target: str,
+        token: str,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        more: Sequence[str] = (),
+    ) -> None:
         relay = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,6 +115,8 @@ class PushRelay:
 
         self.target = target
         self.token = token
+        self._targets = itertools.cycle([target, *more])
+        self._turn = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._thread: threading.Thread | None = None
 
@@ -113,8 +126,10 @@ class PushRelay:
         return f"http://{_authority(str(host), int(port))}/"
 
     def forward(self, body: bytes) -> int:
+        with self._turn:
+            target = next(self._targets)
         request = urllib.request.Request(  # noqa: S310 - a local http URL
-            self.target,
+            target,
             data=body,
             method="POST",
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},

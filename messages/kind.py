@@ -26,7 +26,7 @@ from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import MESSAGES, ChannelRange, Snapshot, due_messages, expired_leases
+from core.store import MESSAGES, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
 from messages.settle import message_settle_writes
@@ -66,10 +66,9 @@ class MessageKind:
         db: Any,
         now: datetime,
         limit: int,
-        share: ChannelRange | None,
-        excluding: Sequence[str],
+        excluding: Sequence[str] = (),
     ) -> list[Snapshot]:
-        return due_messages(db, now, limit, share, excluding)
+        return due_messages(db, now, limit, excluding=excluding)
 
     def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         from messages.preview import preview_messages  # it reads claims' plans

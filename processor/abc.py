@@ -182,12 +182,10 @@ class Kind(Protocol[S]):
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
 
-    def due(
-        self, db: Any, now: datetime, limit: int, share: Any, excluding: Sequence[str]
-    ) -> list[Any]:
-        """Due documents, oldest first: at most `limit`, within the channel range `share`
-        (None: all), leaving out the channels `excluding`. A pass reads them in pages and
-        delivers them in lanes, one per channel (processor.tick)."""
+    def due(self, db: Any, now: datetime, limit: int, excluding: Sequence[str] = ()) -> list[Any]:
+        """Due documents, oldest first: at most `limit`, leaving out the channels
+        `excluding` (processor.due_page). A pass delivers them in lanes, one per channel
+        (processor.tick)."""
         ...
 
     def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
-"""Pacing across workers: `channel_pacing/{channel}:{minute}` says when a channel may next be
-posted to (`next_post_at`), which worker posted to it last (`worker`) and whether that
-worker has more due messages for it in hand (`more`), one document per channel per UTC
-minute in which it was posted to (`2026-11-30T09:00`).
+"""Pacing between overlapping inline passes (a pass that outlives its minute, a trigger that
+fires twice, `targets.worker` beside the tick): `channel_pacing/{channel}:{minute}` says when
+a channel may next be posted to (`next_post_at`) and which worker posted to it last
+(`worker`), one document per channel per UTC minute in which it was posted to
+(`2026-11-30T09:00`). Under DISPATCH=pubsub the ordering key is the fence instead
+(processor.pacing.hold_channel).
 
 Every claim that will post writes its channel's slot in the claim's own batch: no extra
 commit. The write is conditioned on the slot as this process last saw it, or, when this
@@ -13,18 +15,14 @@ a post at 09:00:59.5 is seen by a claim at 09:01:00.2.
 
 One slot per minute is what makes the usual pass read no slots at all: a channel's first
 post in a minute needs no read, and the slots this process wrote are remembered across
-passes (Runtime.known_slots). Only once a pass has lost a claim (another worker is at work)
-does it read slots: those of the lanes it is about to begin, a few at a time in one
-batched get (processor.deliver_page), skipping channels whose holder it already knows; it leaves a
-channel that another worker is posting to right now, with more for it in hand, to that
-worker, so workers divide the channels between them instead of racing for them. The slots expire
-(`expires_at`, a TTL policy in firestore.indexes.json) a day after they were written.
+passes (Runtime.known_slots). A lost claim reads its slots again, so the next claim in the
+channel is conditioned on them and paced after them. The slots expire (`expires_at`, a TTL
+policy in firestore.indexes.json) a day after they were written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,8 +35,7 @@ from core.runtime import Runtime
 from core.store import CHANNEL_PACING
 from processor.pacing import POST_INTERVAL
 
-# A channel whose slot is this close is still its last worker's: that worker claims its next
-# message in the channel as soon as the slot comes, and racing it would only lose.
+# A claim whose slot is this close to the next minute takes that minute's slot too.
 HOLD = timedelta(seconds=2)
 # How long a slot document is kept before the TTL policy deletes it.
 KEEP = timedelta(days=1)
@@ -70,9 +67,6 @@ class Slot:
     version: Any | None  # the update time read or written; None: no document as far as we know
     next_post_at: datetime | None = None
     worker: str | None = None
-    # The worker that wrote it has more due messages in the channel in hand (it will be back
-    # as soon as the slot comes); a worker that posted its last one does not hold the channel.
-    more: bool = False
 
     def write(
         self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
@@ -80,7 +74,6 @@ class Slot:
         fields = SlotWrite(
             next_post_at=now + POST_INTERVAL + HANDOVER,
             worker=worker,
-            more=self.more,
             updated_at=now,
             expires_at=now + KEEP,
         ).to_document()
@@ -115,19 +108,6 @@ class ChannelSlots:
     def __init__(self, rt: Runtime) -> None:
         self._rt = rt
         self._known = rt.known_slots
-        # A claim of this pass was lost: another worker is at work, so pages read the slots.
-        self.contended = False
-
-    def read(self, channels: Iterable[str], now: datetime) -> None:
-        """One batched read of this minute's slots of the channels, except those whose
-        holder is already known: a channel another worker holds stays theirs until its hold
-        runs out, and one this worker wrote last is conditioned on what it wrote (a claim
-        that finds it changed fails, and `lost` reads it)."""
-        unknown = {c for c in channels if not self._known_holder(c, now)}
-        self._read([self._ref(slot_id(c, now)) for c in unknown], now)
-
-    def _known_holder(self, channel: str, now: datetime) -> bool:
-        return self.mine(channel, now) or self.held_elsewhere(channel, now)
 
     def _read(self, refs: list[firestore.DocumentReference], now: datetime) -> None:
         if not refs:
@@ -142,38 +122,19 @@ class ChannelSlots:
                     snap.update_time if snap.exists else None,
                     next_post_at if isinstance(next_post_at, datetime) else None,
                     worker if isinstance(worker, str) else None,
-                    data.get(PacingField.MORE) is True,
                 ),
                 now,
             )
-
-    def held_elsewhere(self, channel: str, now: datetime) -> bool:
-        slot = self._slot(channel, now)
-        return (
-            slot is not None
-            and slot.more
-            and slot.worker not in (None, self._rt.worker_id)
-            and slot.next_post_at is not None
-            and now < slot.next_post_at + HOLD
-        )
-
-    def mine(self, channel: str, now: datetime) -> bool:
-        """This worker wrote the channel's slot last, as far as this process knows."""
-        slot = self._slot(channel, now)
-        return slot is not None and slot.worker == self._rt.worker_id
 
     def next_post_at(self, channel: str, now: datetime) -> datetime | None:
         slot = self._slot(channel, now)
         return slot.next_post_at if slot is not None else None
 
-    def for_claim(self, channel: str, now: datetime, *, more: bool) -> tuple[Slot, ...]:
+    def for_claim(self, channel: str, now: datetime) -> tuple[Slot, ...]:
         """The slots a claim at `now` takes: this minute's, and the next minute's too when
-        the claim's slot and hold reach into it. `more`: this worker has further due
-        messages in the channel in hand."""
+        the claim's slot and hold reach into it."""
         ids = dict.fromkeys([slot_id(channel, now), slot_id(channel, now + POST_INTERVAL + HOLD)])
-        return tuple(
-            replace(self._known.get(i, now) or Slot(self._ref(i), None), more=more) for i in ids
-        )
+        return tuple(self._known.get(i, now) or Slot(self._ref(i), None) for i in ids)
 
     def claimed(self, slots: tuple[Slot, ...], versions: tuple[Any, ...], now: datetime) -> None:
         """Our claim wrote these slots: the next claim in the channel is conditioned on that."""
@@ -181,10 +142,9 @@ class ChannelSlots:
             self._remember(Slot(slot.ref, version, now + POST_INTERVAL, self._rt.worker_id), now)
 
     def lost(self, slots: tuple[Slot, ...], now: datetime) -> None:
-        """A claim that took these slots failed: another worker may be posting to the
+        """A claim that took these slots failed: an overlapping pass may be posting to the
         channel, so they are read again (without that, every claim of ours in the channel
         would fail the same way until the minute is over)."""
-        self.contended = True
         try:
             self._read([slot.ref for slot in slots], now)
         except Exception as exc:

@@ -22,6 +22,7 @@ from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
+from processor.pacing import hold_channel
 
 
 def deliver_one(
@@ -35,6 +36,21 @@ def deliver_one(
     post = send(rt, claim)  # pragma: SYNCPOINT claimed
     result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
+    return result, claim
+
+
+def deliver_paced(rt: Runtime, kind: Kind[Any], snap: Snapshot) -> tuple[Result, Claim[Any] | None]:
+    """`deliver_one` for a delivery whose acknowledgement releases its channel (DISPATCH=pubsub,
+    an ordered subscription): it returns once the channel may take its next post
+    (processor.pacing.hold_channel; ChannelWait when that is too far off)."""
+    claim = claim_occurrence(rt, kind, snap)
+    if not isinstance(claim, Claim):
+        return claim, None
+    post = send(rt, claim)
+    answered = rt.clock.now()
+    result = finalize(rt, claim, post)
+    report_outcome(rt, claim, post, result)
+    hold_channel(rt.clock, answered, post.retry_after)
     return result, claim
 
 

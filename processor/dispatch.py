@@ -27,13 +27,16 @@ ClaimAndSend = Callable[[Runtime, Snapshot, tuple[Slot, ...]], Result | Sent]
 class Done:
     answered: datetime | None  # when a claimed delivery's post was answered (pacing's start)
     outcome: Result | Sent | None  # Sent: posted (or tried), to be recorded; None: it raised
+    # A claim lost to the channel's pacing slot (another pass posted there): the slot's time,
+    # when the lane may claim the document again.
+    retry_at: datetime | None = None
 
 
 class Dispatcher(Protocol):
     def start(self, lane: Lane, snap: Snapshot) -> Future[Done]:
-        """Begin delivering `snap`, the document `lane` has just begun (`lane.more` says
-        whether this worker has more for the channel). Called on the loop's thread; the
-        future says how the delivery went, its counts already in the pass's summary."""
+        """Begin delivering `snap`, the document `lane` has just begun. Called on the loop's
+        thread; the future says how the delivery went, its counts already in the pass's
+        summary."""
         ...
 
 
@@ -56,11 +59,11 @@ class InProcess:
         self._claim_and_send = claim_and_send
 
     def start(self, lane: Lane, snap: Snapshot) -> Future[Done]:
-        return self._pool.submit(self._one, snap, lane.slot_channel, lane.more)
+        return self._pool.submit(self._one, snap, lane.slot_channel)
 
-    def _one(self, snap: Snapshot, slotted: str | None, more: bool) -> Done:
+    def _one(self, snap: Snapshot, slotted: str | None) -> Done:
         started = self._rt.clock.now()
-        slots = self._slots.for_claim(slotted, started, more=more) if slotted else ()
+        slots = self._slots.for_claim(slotted, started) if slotted else ()
         try:
             outcome = self._claim_and_send(self._rt, snap, slots)
         except Exception as exc:
@@ -71,8 +74,11 @@ class InProcess:
             with COUNTS_LOCK:
                 self._counts["claimed"] += 1
             return Done(outcome.answered_at or self._rt.clock.now(), outcome)
-        if outcome is Result.DUPLICATE and slots:
-            self._slots.lost(slots, self._rt.clock.now())
+        retry_at = None
+        if outcome is Result.DUPLICATE and slotted:
+            now = self._rt.clock.now()
+            self._slots.lost(slots, now)
+            retry_at = self._slots.next_post_at(slotted, now)
         with COUNTS_LOCK:
             tally(self._counts, outcome)
-        return Done(None, outcome)
+        return Done(None, outcome, retry_at)

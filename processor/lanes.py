@@ -5,7 +5,6 @@ at once."""
 from __future__ import annotations
 
 import enum
-import zlib
 from dataclasses import dataclass
 
 from core.store import Snapshot
@@ -18,7 +17,7 @@ class LaneState(enum.Enum):
     RUNNING = "running"  # one delivery in flight
     DONE = "done"  # every document delivered (or settled otherwise)
     DEFERRED = "deferred"  # its next slot is beyond the pass's budget: the rest waits a pass
-    LOST = "lost"  # another worker won its claim or holds its channel: the rest is read again
+    LOST = "lost"  # an overlapping pass won its claim or the channel's slot: the rest waits
 
 
 @dataclass(eq=False)
@@ -26,13 +25,9 @@ class Lane:
     index: int  # its place in the page's order of lanes
     channel: str | None  # None: a document without a usable channel, a lane of its own
     docs: list[Snapshot]  # in due order
-    # This worker wrote the channel's pacing slot last (as far as this process knows): no
-    # other worker takes the lane, so it goes on whatever happens to the rest of the page.
-    held: bool
-    backlog: bool  # more may be due than the page holds
     state: LaneState = LaneState.WAITING
     begun: int = 0  # documents handed to a dispatcher, and not given back
-    checked: bool = False  # its channel's pacing slot was read on this page
+    retried: bool = False  # a claim lost to the channel's slot was tried again
 
     @property
     def slot_channel(self) -> str | None:
@@ -40,19 +35,9 @@ class Lane:
         return slot_channel(self.channel)
 
     @property
-    def ours(self) -> bool:
-        """This worker has begun the lane, or holds its channel."""
-        return self.begun > 0 or self.held
-
-    @property
     def rest(self) -> list[Snapshot]:
         """The documents not begun."""
         return self.docs[self.begun :]
-
-    @property
-    def more(self) -> bool:
-        """This worker has more to post in the channel than what it has begun."""
-        return self.backlog or self.begun < len(self.docs)
 
     def begin(self) -> Snapshot:
         """The next document, now in flight."""
@@ -65,26 +50,24 @@ class Lane:
         """The document in flight is settled: the lane waits for its next slot, or is done."""
         self.state = LaneState.WAITING if self.begun < len(self.docs) else LaneState.DONE
 
-    def give_back(self) -> None:
-        """The document in flight lost its claim: it is not begun after all, and the lane is
-        lost (what it holds is read again)."""
+    def give_back(self, *, retry: bool) -> None:
+        """The document in flight lost its claim: it is not begun after all. With `retry`
+        (only the channel's slot was lost), the lane claims it again at the slot's time,
+        once; otherwise the lane is lost (its rest stays due for the next pass)."""
         self.begun -= 1
-        self.state = LaneState.LOST
+        if retry and not self.retried:
+            self.retried = True
+            self.state = LaneState.WAITING
+        else:
+            self.state = LaneState.LOST
 
 
-def lanes(due: list[Snapshot], worker_id: str | None) -> list[list[Snapshot]]:
+def lanes(due: list[Snapshot]) -> list[list[Snapshot]]:
     """One lane per channel, each in due order (a document without a usable channel is a lane
-    of its own, after the channels), the channels in order. The lanes start at a place
-    derived from the worker's id (None: at the first), so workers reading the same page
-    start in different places and rarely race for the same document, and a worker starts at
-    about the same place of every page, among channels it has posted to."""
+    of its own, after the channels), the channels in order."""
     by_channel: dict[tuple[bool, str], list[Snapshot]] = {}
     for snap in due:
         channel = channel_of(snap)
         key = (False, channel) if channel is not None else (True, snap.id)
         by_channel.setdefault(key, []).append(snap)
-    ordered = [by_channel[key] for key in sorted(by_channel)]
-    if worker_id is None:
-        return ordered
-    offset = zlib.crc32(worker_id.encode()) * len(ordered) >> 32
-    return ordered[offset:] + ordered[:offset]
+    return [by_channel[key] for key in sorted(by_channel)]

@@ -53,3 +53,33 @@ class ChannelPacer:
         self._next_slot[channel] = max(self._next_slot.get(channel, at), at + POST_INTERVAL)
         if self._recent is not None:
             self._recent.note(channel, at)
+
+
+# The longest a `deliver` delivery keeps its channel's ordering key by waiting itself; a
+# longer wait (Slack's Retry-After) is handed back to Pub/Sub (ChannelWait: not acknowledged).
+MAX_HOLD = timedelta(seconds=5)
+
+
+class ChannelWait(Exception):
+    """The channel may not be posted to before `until`, too far off to wait for in the
+    delivery: it is not acknowledged, so Pub/Sub delivers it again later and, with ordering,
+    keeps the channel's later messages behind it meanwhile."""
+
+    def __init__(self, until: datetime) -> None:
+        super().__init__(f"the channel is rate limited until {until.isoformat()}")
+        self.until = until
+
+
+def hold_channel(clock: Clock, answered: datetime, retry_after: int | None) -> None:
+    """Pacing under DISPATCH=pubsub: return once the channel may take its next post, an
+    interval after Slack `answered` this one (or its Retry-After). Pub/Sub hands out a
+    channel's next message (ordering key) only once this one is acknowledged, whichever
+    instance takes it, so returning no sooner paces the channel across every instance.
+    ChannelWait when that is more than MAX_HOLD away."""
+    wait = max(POST_INTERVAL, timedelta(seconds=retry_after or 0))
+    until = answered + wait
+    left = until - clock.now()
+    if left > MAX_HOLD:
+        raise ChannelWait(until)
+    if left > timedelta(0):
+        clock.sleep(left.total_seconds())

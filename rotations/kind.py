@@ -44,7 +44,6 @@ from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import (
     ROTATIONS,
-    ChannelRange,
     Snapshot,
     due_rotations,
     expired_rotation_leases,
@@ -107,12 +106,11 @@ class RotationDayKind:
         db: Any,
         now: datetime,
         limit: int,
-        share: ChannelRange | None,
-        excluding: Sequence[str],
+        excluding: Sequence[str] = (),
     ) -> list[Snapshot]:
         # A claimed day (a lease held for a person can outlast the next turn's time) is
         # reconciliation's, not a claim's: left out, so a pass does not count it as due.
-        due = due_rotations(db, now, limit, share, excluding)
+        due = due_rotations(db, now, limit, excluding=excluding)
         return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
 
     def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:

@@ -30,8 +30,9 @@ from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import is_document_id
-from processor.deliver import deliver_one
+from processor.deliver import deliver_paced
 from processor.outcome import Result
+from processor.pacing import ChannelWait
 from targets.kinds import KINDS_BY_NAME
 
 
@@ -59,7 +60,24 @@ def handle_deliver(request: flask.Request, event: Any) -> None:
             status="malformed",
         )
         return
-    deliver_occurrence(runtime_for(settings), occurrence, message_id)
+    paced(runtime_for(settings), occurrence, message_id)
+
+
+def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
+    """Deliver the occurrence; acknowledged only once its channel may take its next post
+    (processor.pacing.hold_channel). A longer wait (Slack's Retry-After) answers 429: Pub/Sub
+    delivers the message again after its backoff, its channel's later messages behind it."""
+    try:
+        deliver_occurrence(rt, occurrence, message_id)
+    except ChannelWait as exc:
+        logs.info(
+            "channel rate limited; message handed back to Pub/Sub",
+            subject_id=occurrence.subject_id,
+            pubsub_message_id=message_id,
+            until=exc.until,
+            status="nacked",
+        )
+        flask.abort(429, description=str(exc))
 
 
 def read_message(data: Any) -> DueOccurrence:
@@ -88,7 +106,7 @@ def deliver_occurrence(rt: Runtime, occurrence: DueOccurrence, message_id: str) 
     if not snap.exists:
         logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
         return Result.SKIPPED
-    result, claim = deliver_one(rt, kind, snap)
+    result, claim = deliver_paced(rt, kind, snap)
     if claim is None:
         # Claimed or settled by another delivery (a redelivered or duplicate message), or
         # not due (any more): the ledger already says what happened to the occurrence.

@@ -1,5 +1,5 @@
-"""`channel_pacing/{channel}:{minute}`: when a channel may next be posted to, by whom, and
-whether that worker has more for it in hand (processor.channel_slots)."""
+"""`channel_pacing/{channel}:{minute}`: when a channel may next be posted to, and by whom
+(processor.channel_slots)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from core.documents.write import Write
 class PacingField(enum.StrEnum):
     NEXT_POST_AT = "next_post_at"
     WORKER = "worker"
-    MORE = "more"
     UPDATED_AT = "updated_at"
     EXPIRES_AT = "expires_at"  # a TTL policy deletes the slot then
 
@@ -24,6 +23,5 @@ class SlotWrite(Write):
 
     next_post_at: datetime
     worker: str
-    more: bool
     updated_at: datetime
     expires_at: datetime

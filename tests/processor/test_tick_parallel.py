@@ -70,7 +70,7 @@ def test_each_channel_keeps_its_order_and_pace_while_channels_run_in_parallel(rt
     assert rt.clock.slept == [1.0, 1.0]
 
 
-def test_a_lost_claim_makes_the_pass_read_again_and_the_rest_still_goes_out(rt, db, slack):
+def test_a_lost_claim_leaves_the_rest_of_the_pass_going_out(rt, db, slack):
     mids = [seed_message(db, channel=f"C{n:04d}RACE") for n in range(6)]
     # Another worker settled one occurrence already: claiming it is a duplicate.
     db.collection(DELIVERIES).document(message_delivery_id(mids[2], T0)).set(
@@ -97,23 +97,17 @@ def test_back_to_back_passes_keep_a_channels_pace(rt, db, slack):
     assert second - first >= 1
 
 
-def test_lanes_group_by_channel_in_due_order_and_start_apart_per_worker(db):
+def test_lanes_group_by_channel_in_due_order(db):
     for n in range(40):
         seed_message(db, f"lane-{n:02d}", channel=f"C{(7 * n) % 10:04d}LANE")
     snaps = [db.collection("scheduled_messages").document(f"lane-{n:02d}").get() for n in range(40)]
 
-    mine, theirs, first = lanes(snaps, "worker-a"), lanes(snaps, "worker-b"), lanes(snaps, None)
+    made = lanes(snaps)
 
-    assert sorted(len(lane) for lane in mine) == [4] * 10
-    for lane in mine:
+    assert sorted(len(lane) for lane in made) == [4] * 10
+    for lane in made:
         assert [s.id for s in lane] == sorted(s.id for s in lane)
         assert len({(s.to_dict() or {})["channel"] for s in lane}) == 1
-    # In channel order (a worker's share of a page is a range of channels), from the first
-    # channel, or from a place of the worker's own, so two workers start in different places.
-    channels = [lane[0].get("channel") for lane in first]
+    channels = [lane[0].get("channel") for lane in made]
     assert channels == [f"C{n:04d}LANE" for n in range(10)]
-    for rotated in (mine, theirs):
-        start = channels.index(rotated[0][0].get("channel"))
-        assert [lane[0].get("channel") for lane in rotated] == channels[start:] + channels[:start]
-    assert mine[0][0].id != theirs[0][0].id
     assert PARALLEL_POSTS > 1

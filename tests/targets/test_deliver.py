@@ -273,3 +273,27 @@ def test_two_instances_delivering_one_message_post_once_in_every_interleaving(
     assert len(seeded) == comb(sum(counts), counts[0])  # one round per interleaving
     assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in seeded)
     assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in seeded)
+
+
+def test_deliver_holds_its_channel_a_second_and_hands_a_long_retry_after_back(
+    rt, pubsub, deliver, db, slack, clock
+):
+    """The acknowledgement releases the channel's next message (ordering), so `deliver`
+    returns only a second after Slack answered; a Retry-After longer than it may wait is
+    answered 429, and Pub/Sub redelivers the message later, the channel's others behind it."""
+    slack.set_rate_limit("chat.postMessage", 1, per_seconds=60)
+    seed_message(db, "m1")
+    seed_message(db, "m2")
+    published(rt, "m1", "m2")
+    (first,) = pubsub.pull()
+    before = clock.now()
+
+    assert push(deliver, first) == 200
+    assert clock.now() - before == timedelta(seconds=1)  # waited out the channel's second
+    pubsub.ack(first)
+    (second,) = pubsub.pull()
+    assert second.message_id != first.message_id
+
+    assert push(deliver, second) == 429  # Slack said wait ~59 s: not acknowledged
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0)]
+    assert message(db, "m2")["status"] == "pending"  # released, still due later
