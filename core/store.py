@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from google.cloud import firestore
@@ -19,7 +18,6 @@ from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
 from core.documents.subjects import SubjectField
-from core.settings import shards_from_env
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -65,33 +63,23 @@ def read_in_order(db: firestore.Client, *refs: firestore.DocumentReference) -> l
     return [found[ref.path] for ref in refs]
 
 
-@dataclass(frozen=True)
-class ChannelRange:
-    """Channels from `low` (inclusive) up to `high` (exclusive; None: to the end), in the
-    order Firestore compares strings."""
-
-    low: str
-    high: str | None = None
-
-
 def due_messages(
     db: firestore.Client,
     now: datetime,
     limit: int,
-    channels: ChannelRange | None = None,
+    *,
     excluding: Sequence[str] = (),
+    shards: int = 1,
 ) -> list[Snapshot]:
     """Waiting messages due at `now`, oldest first, through the (status, next_run_at)
-    composite index; with `channels`, only those posting to a channel in that range,
-    through (status, next_run_at, channel): the channel is a second range filter, so the
-    scan stays within what is due. With `excluding` (at most MAX_EXCLUDED channels), none
-    posting to those channels (nor any without a channel): Firestore refuses `not-in`
-    beside the status's `in`, so that is one query per waiting status, through the same
-    index, merged. Materialised: iterating a live stream while doing slow work per document
-    has crashed inside the client's retry path."""
+    composite index, over `shards` shards (`_due`). With `excluding` (at most
+    MAX_EXCLUDED channels), none posting to those channels (nor any without a channel),
+    through (status, next_run_at, channel): Firestore refuses `not-in` beside the status's
+    `in`, so that is one query per waiting status, merged. Materialised: iterating a live
+    stream while doing slow work per document has crashed inside the client's retry path."""
     if not excluding:
         waiting = FieldFilter(MessageField.STATUS, "in", list(WAITING))
-        return _due(db, MESSAGES, now, limit, channels, waiting)
+        return _due(db, MESSAGES, now, limit, shards, waiting)
     not_in = _not_in(excluding)
     merged = [
         snap
@@ -101,7 +89,7 @@ def due_messages(
             MESSAGES,
             now,
             limit,
-            channels,
+            shards,
             FieldFilter(MessageField.STATUS, "==", status),
             not_in,
         )
@@ -126,7 +114,7 @@ def _due(
     collection: str,
     now: datetime,
     limit: int,
-    channels: ChannelRange | None,
+    shards: int,
     *filters: FieldFilter,
 ) -> list[Snapshot]:
     """What is due, oldest first, at most `limit`. With SHARDS=1 one query, with no shard
@@ -134,13 +122,12 @@ def _due(
     shard through the (shard, status, next_run_at) index, run side by side and merged; a
     document without a shard in 0..SHARDS-1 is in none of them (doctor reports and fixes it,
     docs/sharding.md)."""
-    shards = shards_from_env()
     if shards == 1:
-        return _due_in(db, collection, now, limit, channels, filters)
+        return _due_in(db, collection, now, limit, filters)
     shard_filters = [FieldFilter(SubjectField.SHARD, "==", k) for k in range(shards)]
     with ThreadPoolExecutor(max_workers=min(shards, _SHARD_QUERIES_AT_ONCE)) as pool:
         pages = pool.map(
-            lambda shard: _due_in(db, collection, now, limit, channels, (shard, *filters)),
+            lambda shard: _due_in(db, collection, now, limit, (shard, *filters)),
             shard_filters,
         )
         merged = [snap for page in pages for snap in page]
@@ -157,17 +144,12 @@ def _due_in(
     collection: str,
     now: datetime,
     limit: int,
-    channels: ChannelRange | None,
     filters: tuple[FieldFilter, ...],
 ) -> list[Snapshot]:
     query = db.collection(collection).where(filter=filters[0])
     query = query.where(filter=FieldFilter(SubjectField.NEXT_RUN_AT, "<=", now))
     for field_filter in filters[1:]:
         query = query.where(filter=field_filter)
-    if channels is not None:
-        query = query.where(filter=FieldFilter(SubjectField.CHANNEL, ">=", channels.low))
-        if channels.high is not None:
-            query = query.where(filter=FieldFilter(SubjectField.CHANNEL, "<", channels.high))
     return list(query.order_by(SubjectField.NEXT_RUN_AT).limit(limit).stream())
 
 
@@ -206,17 +188,17 @@ def due_rotations(
     db: firestore.Client,
     now: datetime,
     limit: int,
-    channels: ChannelRange | None = None,
+    *,
     excluding: Sequence[str] = (),
+    shards: int = 1,
 ) -> list[Snapshot]:
     """Active rotations whose next turn is due, oldest first, through the (status,
-    next_run_at) index; with `channels` or `excluding`, as `due_messages` (through (status,
-    next_run_at, channel)). Whether the turn is really today's (and still open) is decided
-    on the document."""
+    next_run_at) index; `excluding` and `shards` as for `due_messages`. Whether the turn is
+    really today's (and still open) is decided on the document."""
     filters = [FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE)]
     if excluding:
         filters.append(_not_in(excluding))
-    return _due(db, ROTATIONS, now, limit, channels, *filters)
+    return _due(db, ROTATIONS, now, limit, shards, *filters)
 
 
 def expired_rotation_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:

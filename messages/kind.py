@@ -62,13 +62,9 @@ class MessageKind:
         return plan_message(rt, snap)
 
     def due(
-        self,
-        db: Any,
-        now: datetime,
-        limit: int,
-        excluding: Sequence[str] = (),
+        self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
     ) -> list[Snapshot]:
-        return due_messages(db, now, limit, excluding=excluding)
+        return due_messages(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
 
     def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         from messages.preview import preview_messages  # it reads claims' plans

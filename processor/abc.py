@@ -182,7 +182,9 @@ class Kind(Protocol[S]):
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
 
-    def due(self, db: Any, now: datetime, limit: int, excluding: Sequence[str] = ()) -> list[Any]:
+    def due(
+        self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
+    ) -> list[Any]:
         """Due documents, oldest first: at most `limit`, leaving out the channels
         `excluding` (processor.due_page). A pass delivers them in lanes, one per channel
         (processor.tick)."""

@@ -47,7 +47,7 @@ def _publish_kind(
 ) -> Counter[str]:
     counts = settle_expired(rt, kind, history)
     try:
-        due = kind.due(rt.db, now, rt.settings.tick_limit)
+        due = kind.due(rt, now, rt.settings.tick_limit)
     except Exception as exc:
         io_error(counts, f"reading the due {kind.name}s failed", exc, collection=kind.collection)
         return counts

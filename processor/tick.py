@@ -91,7 +91,7 @@ def _due_page(rt: Runtime, kind: Kind[Any], now: datetime) -> DuePage:
     pass's budget (one now, then one per POST_INTERVAL)."""
     per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1
     return fair_page(
-        lambda limit, excluding: kind.due(rt.db, now, limit, excluding),
+        lambda limit, excluding: kind.due(rt, now, limit, excluding),
         rt.settings.tick_limit,
         per_channel,
     )

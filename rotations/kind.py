@@ -102,15 +102,11 @@ class RotationDayKind:
         return plan_day(rt, snap)
 
     def due(
-        self,
-        db: Any,
-        now: datetime,
-        limit: int,
-        excluding: Sequence[str] = (),
+        self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
     ) -> list[Snapshot]:
         # A claimed day (a lease held for a person can outlast the next turn's time) is
         # reconciliation's, not a claim's: left out, so a pass does not count it as due.
-        due = due_rotations(db, now, limit, excluding=excluding)
+        due = due_rotations(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
         return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
 
     def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ SHARDS = 4
 
 @pytest.fixture
 def sharded(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The environment and a runtime with SHARDS=4."""
+    """A runtime with SHARDS=4, and the environment the targets read their settings from."""
     monkeypatch.setenv("SHARDS", str(SHARDS))
     return make_runtime(replace(rt.settings, shards=SHARDS), rt.db, rt.clock, rt.worker_id)
 
@@ -102,9 +102,9 @@ def test_every_shard_is_scanned_and_the_oldest_come_first_within_the_limit(
     ids = _seed_spread(db, 12)
     assert len({shard_of(i, SHARDS) for i in ids}) == SHARDS  # every shard holds some
 
-    everything = [snap.id for snap in due_messages(db, T0, 50)]
+    everything = [snap.id for snap in due_messages(db, T0, 50, shards=SHARDS)]
     shard_reads.clear()
-    oldest = [snap.id for snap in due_messages(db, T0, 5)]
+    oldest = [snap.id for snap in due_messages(db, T0, 5, shards=SHARDS)]
 
     assert everything == ids
     assert oldest == ids[:5]
@@ -114,13 +114,12 @@ def test_every_shard_is_scanned_and_the_oldest_come_first_within_the_limit(
     assert shard_reads["unsharded"] == 0
 
 
-def test_the_channel_range_and_exclusions_still_apply_in_every_shard(sharded, db):
+def test_exclusions_still_apply_in_every_shard(sharded, db):
     ids = _seed_spread(db, 8)
     db.collection("scheduled_messages").document(ids[3]).update({"channel": "C0BUSY001"})
-    share = core.store.ChannelRange("C0B", "C0C")
 
-    assert [s.id for s in due_messages(db, T0, 50, excluding=["C0BUSY001"])] == (ids[:3] + ids[4:])
-    assert [s.id for s in due_messages(db, T0, 50, share)] == [ids[3]]
+    left = due_messages(db, T0, 50, excluding=["C0BUSY001"], shards=SHARDS)
+    assert [s.id for s in left] == ids[:3] + ids[4:]
 
 
 def test_due_rotations_are_found_in_every_shard(sharded, db):
@@ -130,8 +129,8 @@ def test_due_rotations_are_found_in_every_shard(sharded, db):
             db, rid, shard=shard_of(rid, SHARDS), next_run_at=T0 - timedelta(minutes=8 - n)
         )
 
-    assert [snap.id for snap in due_rotations(db, T0, 50)] == ids
-    assert [snap.id for snap in due_rotations(db, T0, 3)] == ids[:3]
+    assert [snap.id for snap in due_rotations(db, T0, 50, shards=SHARDS)] == ids
+    assert [snap.id for snap in due_rotations(db, T0, 3, shards=SHARDS)] == ids[:3]
 
 
 def test_with_one_shard_documents_without_a_shard_are_found(rt, db, slack, shard_reads):
@@ -154,7 +153,9 @@ def test_documents_stored_under_fewer_shards_are_found_after_shards_is_raised(sh
     for n in range(6):
         seed_message(db, f"m-{n}", shard=shard_of(f"m-{n}", 2), next_run_at=T0 - timedelta(n))
 
-    assert {snap.id for snap in due_messages(db, T0, 50)} == {f"m-{n}" for n in range(6)}
+    assert {snap.id for snap in due_messages(db, T0, 50, shards=SHARDS)} == {
+        f"m-{n}" for n in range(6)
+    }
 
 
 def test_api_creates_store_the_shard_of_their_id(sharded, api, db):

@@ -12,7 +12,7 @@ from itertools import pairwise
 import pytest
 
 from core.models import message_delivery_id
-from core.store import DELIVERIES, ChannelRange, due_messages
+from core.store import DELIVERIES, due_messages
 from processor.one_pass import until_idle
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
@@ -139,7 +139,3 @@ def test_the_due_query_can_leave_channels_out_and_still_reads_every_waiting_stat
     assert everything == ["busy", "series", "later"]
     assert without == ["series", "later"]
     assert [s.id for s in due_messages(db, T0, 1, excluding=["C0BUSY001"])] == ["series"]
-    # With a worker's share of the channels too (a range on the same field).
-    share = ChannelRange("C0BUSY001", "C0SERIES1")
-    assert [s.id for s in due_messages(db, T0, 10, share)] == ["busy", "later"]
-    assert [s.id for s in due_messages(db, T0, 10, share, ["C0BUSY001"])] == ["later"]
