@@ -1,5 +1,6 @@
 """The Cloud Pub/Sub emulator that ships with the Google Cloud CLI, and what DISPATCH=pubsub
-needs in it: the topic the tick publishes to, and an ordered push subscription to `deliver`.
+needs in it: the topic the tick publishes to, its dead-letter topic, and the push
+subscriptions to `deliver` (core/subscription.py configures them).
 
     gcloud beta emulators pubsub start --host-port=HOST:PORT
 
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
+from core.subscription import PushSubscription
 from emulator.firestore import FirestoreEmulator, _authority
 
 EMULATOR_HOST_ENV = "PUBSUB_EMULATOR_HOST"
@@ -85,6 +87,15 @@ def create_subscription(topic: str, subscription: str, push_endpoint: str | None
         request["push_config"] = {"push_endpoint": push_endpoint}
     with SubscriberClient() as subscriber:
         subscriber.create_subscription(request=request)
+
+
+def create_push_subscription(subscription: PushSubscription) -> None:
+    """Create `subscription` exactly as core/subscription.py configures it (and as the deploy
+    docs' gcloud commands do)."""
+    from google.cloud.pubsub_v1 import SubscriberClient
+
+    with SubscriberClient() as subscriber:
+        subscriber.create_subscription(request=subscription.request())
 
 
 class PushRelay:

@@ -36,12 +36,13 @@ from core.documents.messages import MessageWrite, Status
 from core.documents.rotations import RotationStatus, RotationWrite
 from core.settings import PUBSUB, Settings
 from core.store import MESSAGES, ROTATIONS
+from core.subscription import delivery_subscriptions
 from emulator.firestore import FirestoreEmulator
 from emulator.pubsub import (
     EMULATOR_HOST_ENV,
     PubSubEmulator,
     PushRelay,
-    create_subscription,
+    create_push_subscription,
     create_topic,
 )
 from emulator.slack_standin import SlackStandIn
@@ -168,22 +169,33 @@ def start_pubsub(project: str, token: str, env: dict[str, str]) -> list[Any]:
         os.environ[EMULATOR_HOST_ENV] = emulator.host_port
     env[EMULATOR_HOST_ENV] = os.environ[EMULATOR_HOST_ENV]
     env.setdefault("PUBSUB_TOPIC", "due-occurrences")
-    topic = Settings.from_env(env).pubsub_topic
+    settings = Settings.from_env(env)
+    topic = settings.pubsub_topic
     assert topic is not None  # DISPATCH=pubsub requires it
     deliver = serve("deliver", DELIVER_PORT, env)
     parts.append(deliver)
     wait_for_function(DELIVER_PORT, deliver)
     relay = PushRelay(f"http://127.0.0.1:{DELIVER_PORT}/", token, port=PUSH_PORT).start()
     parts.append(relay)
-    subscription = f"projects/{project}/subscriptions/deliver-push"
-    # An emulator kept from an earlier run has them already.
-    with contextlib.suppress(AlreadyExists):
-        create_topic(topic)
-    with contextlib.suppress(AlreadyExists):
-        create_subscription(topic, subscription, push_endpoint=relay.url)
+    _, topic_project, _, topic_id = topic.split("/")
+    subscriptions = delivery_subscriptions(
+        topic_project,
+        topic_id,
+        relay.url,
+        slack_timeout_seconds=settings.slack_timeout_seconds,
+    )
+    # Topics first: the dead-letter policy names a topic that must exist. An emulator kept
+    # from an earlier run has them all already.
+    for subscription in subscriptions:
+        with contextlib.suppress(AlreadyExists):
+            create_topic(subscription.path("topics", subscription.topic))
+    for subscription in subscriptions:
+        with contextlib.suppress(AlreadyExists):
+            create_push_subscription(subscription)
     print(
         f"Pub/Sub emulator: {env[EMULATOR_HOST_ENV]}; {topic} pushes to deliver on "
-        f"http://127.0.0.1:{DELIVER_PORT}/ (ordered, through {relay.url})",
+        f"http://127.0.0.1:{DELIVER_PORT}/ (ordered, through {relay.url}), its dead letters "
+        f"too (topic {subscriptions[1].topic})",
         flush=True,
     )
     return parts

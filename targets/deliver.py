@@ -11,6 +11,8 @@ What Pub/Sub sees:
   is still due in Firestore and the next tick publishes it again.
 - raised (HTTP 500, redelivered with backoff): a transient failure such as Firestore being
   unavailable, or invalid settings. Redelivery is safe: the ledger stops a second post.
+- a dead letter (a message Pub/Sub forwarded to the dead-letter topic after repeated failed
+  pushes, processor/dead_letter.py): escalated and acknowledged, nothing sent.
 - HTTP 401: the caller did not authenticate as the `tick` target requires (admin token, or
   a Google OIDC token for TICK_AUDIENCE from TRIGGER_SERVICE_ACCOUNTS: the push
   subscription's service account).
@@ -30,6 +32,7 @@ from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import is_document_id
+from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
 from processor.outcome import Result
 from processor.pacing import ChannelWait
@@ -59,6 +62,10 @@ def handle_deliver(request: flask.Request, event: Any) -> None:
             detail=exc.detail,
             status="malformed",
         )
+        return
+    dead = dead_letter_of(event.data.get("message"))
+    if dead is not None:  # from the dead-letter topic's subscription: escalated, not sent
+        escalate_dead_letter(runtime_for(settings), occurrence, dead, message_id)
         return
     paced(runtime_for(settings), occurrence, message_id)
 

@@ -1,7 +1,7 @@
 """`make run DISPATCH=pubsub` end to end, as a developer runs it (`python -m emulator.run_local`
 with the Makefile's environment): the tick over HTTP publishes what is due, the emulator
 pushes each message to `deliver` served by functions-framework, and the Slack stand-in gets
-one post per occurrence."""
+one post per occurrence; the subscriptions it created are read back from the emulator."""
 
 from __future__ import annotations
 
@@ -16,6 +16,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from google.cloud.pubsub_v1 import SubscriberClient
+
+from core.settings import Settings
+from core.subscription import (
+    MAX_DELIVERY_ATTEMPTS,
+    MAX_RETRY_DELAY_SECONDS,
+    MIN_RETRY_DELAY_SECONDS,
+)
 from emulator.slack_standin import RecordedPost
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -85,6 +93,30 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
     logged = {line["delivery_id"] for line in lines if line.get("status") == "sent"}
     assert logged == set(delivered)
     assert "published" in output  # the tick's summary line counts what it published
+    applied_subscriptions_are_the_deployed_ones(project)
+
+
+def applied_subscriptions_are_the_deployed_ones(project: str) -> None:
+    """What the run created in the emulator, read back: ordered, with the dead-letter policy
+    and the ack deadline of core/subscription.py, and the dead letters pushed to `deliver`."""
+    with SubscriberClient() as subscriber:
+        deliver = subscriber.get_subscription(
+            subscription=f"projects/{project}/subscriptions/deliver-push"
+        )
+        dead_letters = subscriber.get_subscription(
+            subscription=f"projects/{project}/subscriptions/deliver-dead-letters"
+        )
+    assert deliver.enable_message_ordering
+    assert deliver.topic == f"projects/{project}/topics/due-occurrences"
+    policy = deliver.dead_letter_policy
+    assert policy.dead_letter_topic == f"projects/{project}/topics/due-occurrences-dead-letters"
+    assert policy.max_delivery_attempts == MAX_DELIVERY_ATTEMPTS
+    timeout = Settings.from_env({"SLACK_API_URL": "http://127.0.0.1:1/"}).slack_timeout_seconds
+    assert deliver.ack_deadline_seconds >= 2 * timeout
+    assert deliver.retry_policy.minimum_backoff.total_seconds() == MIN_RETRY_DELAY_SECONDS
+    assert deliver.retry_policy.maximum_backoff.total_seconds() == MAX_RETRY_DELAY_SECONDS
+    assert dead_letters.topic == policy.dead_letter_topic
+    assert dead_letters.push_config.push_endpoint == deliver.push_config.push_endpoint
 
 
 def subjects(recorded: list[RecordedPost]) -> set[str]:
