@@ -110,6 +110,11 @@ def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[st
         "publishes_per_delivered": (
             round(published / delivered, 2) if delivered and published is not None else None
         ),
+        # Messages `deliver` handled beyond one per publish: Pub/Sub's redeliveries (an ack
+        # deadline passed while a message waited or ran), each answered by the ledger.
+        "pubsub_redeliveries": (
+            totals["acked"] + totals["nacked"] - published if published is not None else None
+        ),
         "worker_totals": dict(totals),
         "cpu_seconds": {"workers": round(sum(r.get("cpu_seconds", 0.0) for r in results), 2)},
     }

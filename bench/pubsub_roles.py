@@ -90,7 +90,6 @@ def run_deliver(
         message.ack() if ok else message.nack()
         with lock:
             counts["acked" if ok else "nacked"] += 1
-            counts["redelivered"] += 1 if (message.delivery_attempt or 1) > 1 else 0
             last[0] = time.time()
 
     subscriber = SubscriberClient()

@@ -177,6 +177,10 @@ def render(result: dict[str, Any]) -> str:
         note = "CAPPED" if run["capped"] else ""
         if label == "seed" or run["capped"]:
             note += f" delivered {run['delivered']}/{run['seeded']}"
+        if run.get("pubsub_redeliveries"):
+            note += f" redelivered {run['pubsub_redeliveries']}"
+        if run.get("load_average"):
+            note += f" load {run['load_average'][0][0]}->{run['load_average'][1][0]}"
         if len(run.get("trials_messages_per_s", [])) > 1:
             note += f" median of msg/s {run['trials_messages_per_s']}"
         delivered = run["delivered"]

@@ -108,6 +108,7 @@ def contend(
     prefix = f"{mode}-"
     seeded = seeding.seed(db, prefix, count, channels, due)
     bench.standin.reset()
+    load_before = os.getloadavg()
     shape = {"mode": mode, "workers": workers, "count": count, "channels": channels}
     shape |= {"prefix": prefix, "due": due.isoformat(), "threads": bench.threads}
     shape |= {"cap_seconds": cap_seconds}
@@ -138,6 +139,9 @@ def contend(
         "pacing": pacing,
         "final_statuses": dict(statuses),
         "worker_errors": run.errors,
+        # The machine's load average (1, 5, 15 min) as the run began and ended: on a shared
+        # machine, what its figures were taken under.
+        "load_average": [[round(x, 2) for x in load] for load in (load_before, os.getloadavg())],
     }
 
 
@@ -150,8 +154,9 @@ class _Run:
 
 
 PUBSUB_MODE = "pubsub"
-# The Pub/Sub mode's run: how often the bench looks at the stand-in's record for the end.
-_POLL_SECONDS = 0.25
+# The Pub/Sub mode's run: how often the bench looks at the stand-in's record for the end
+# (each look costs the stand-in the whole record's JSON: counted in its CPU).
+_POLL_SECONDS = 1.0
 
 
 def _run_pubsub(
