@@ -12,7 +12,11 @@
    documents read, lag p50/p99, CPU per delivered message;
 2. scale: one pass over 100 due messages without and with 100,000 not-due schedules;
 3. hot minute: 5,000 messages due at one instant over 500 channels, with --workers workers
-   and again with one.
+   and again with one (the inline mode);
+4. the same hot minute under DISPATCH=pubsub (--pubsub-deliver: 1, 2 and 4 `deliver`
+   processes; bench.pubsub_roles), after one unreported round: msg/s, lag, duplicates and
+   lost, Firestore billing units and Pub/Sub publishes per delivery, beside the inline
+   mode's. Every run reports Firestore's billing units per delivery (bench.rpc).
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -29,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
-from bench.runs import Bench, contend, scale, started, warm_up
+from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
 from bench.services import ROOT
 from processor.tick import PARALLEL_POSTS
 
@@ -71,6 +75,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--skip-hot", action="store_true")
     parser.add_argument(
+        "--pubsub-deliver",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2, 4],
+        help="the Pub/Sub mode's `deliver` process counts, comma-separated (default 1,2,4)",
+    )
+    parser.add_argument("--skip-pubsub", action="store_true")
+    parser.add_argument(
+        "--only-hot",
+        action="store_true",
+        help="only the hot minute, inline (one worker) and Pub/Sub: no warm-up rounds, "
+        "no ours/floor/seed trials, no scale run",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small smoke run: 400 messages, 100 channels, 4 workers, "
@@ -100,6 +117,8 @@ def median_trial(trials: list[dict[str, Any]]) -> dict[str, Any]:
 def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Every run the arguments ask for, in order, on one emulator and one stand-in."""
     runs: dict[str, Any] = {}
+    if args.only_hot:
+        return runs | hot_minute(bench, args, workers=[1])
     shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
     # Runs on this machine vary by a third from one to the next, the floor most: ours and
     # the floor take turns, --trials times each, and the median trial of each counts.
@@ -124,52 +143,60 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
             bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
         )
     if not args.skip_hot:
-        print(f"bench: hot minute ({args.hot_messages} messages)...", flush=True)
-        runs["hot_minute"] = contend(
-            bench,
-            "ours",
-            count=args.hot_messages,
-            channels=args.hot_channels,
-            workers=args.workers,
-            cap_seconds=args.cap,
-            label="hot",
-        )
-        # Pacing is per worker (README): one worker shows what the pacer itself holds.
-        print("bench: hot minute, one worker...", flush=True)
-        runs["hot_minute_one_worker"] = contend(
-            bench,
-            "ours",
-            count=args.hot_messages,
-            channels=args.hot_channels,
-            workers=1,
-            cap_seconds=args.cap,
-            label="hot1",
-        )
+        runs |= hot_minute(bench, args, workers=[args.workers, 1])
+    return runs
+
+
+def hot_minute(bench: Bench, args: argparse.Namespace, workers: list[int]) -> dict[str, Any]:
+    """The hot minute inline, with each of `workers` workers, and under DISPATCH=pubsub with
+    each of --pubsub-deliver `deliver` processes: the same seeded shape every time."""
+    runs: dict[str, Any] = {}
+    shape = {"count": args.hot_messages, "channels": args.hot_channels, "cap_seconds": args.cap}
+    for n in workers:
+        label = "hot_minute_one_worker" if n == 1 else "hot_minute"
+        print(f"bench: hot minute ({args.hot_messages} messages), {n} worker(s)...", flush=True)
+        runs[label] = contend(bench, "ours", workers=n, label=f"hot{n}", **shape)
+    if args.skip_pubsub:
+        return runs
+    # The Pub/Sub emulator's JVM compiles its hot paths in its first minutes of load too.
+    print("bench: Pub/Sub warm-up round (not reported)...", flush=True)
+    contend(bench, PUBSUB_MODE, workers=max(args.pubsub_deliver), label="pswarm", **shape)
+    for n in args.pubsub_deliver:
+        print(f"bench: hot minute under Pub/Sub, {n} deliver process(es)...", flush=True)
+        runs[f"pubsub_{n}"] = contend(bench, PUBSUB_MODE, workers=n, label=f"ps{n}", **shape)
     return runs
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started_at = time.time()
-    with started(args.latency_ms) as bench:
+    with started(args.latency_ms, pubsub=not args.skip_pubsub) as bench:
         # The emulator's JVM compiles its hot paths during the first minutes of load, on
         # the cores the contenders share: rounds of both first, until its compiler is quiet.
-        print("bench: warming the emulator up...", flush=True)
-        warmup = warm_up(
-            bench,
-            [("ours", ROOT), ("floor", ROOT)],
-            count=args.messages,
-            channels=args.channels,
-            workers=args.workers,
-            cap_seconds=args.cap,
-        )
+        warmup: list[dict[str, Any]] = []
+        if not args.only_hot:
+            print("bench: warming the emulator up...", flush=True)
+            warmup = warm_up(
+                bench,
+                [("ours", ROOT), ("floor", ROOT)],
+                count=args.messages,
+                channels=args.channels,
+                workers=args.workers,
+                cap_seconds=args.cap,
+            )
+        load_before = os.getloadavg()
         runs = run_all(bench, args)
+        load_after = os.getloadavg()
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            # Other work on the machine moves every figure: the load average (1, 5, 15 min)
+            # as the reported runs began and as they ended.
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in load_after],
         },
         "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
         "warmup": warmup,

@@ -31,9 +31,8 @@ def deliveries(seeded: list[Seeded], posts: list[dict[str, Any]], go: float) -> 
     first: dict[str, float] = {}
     per_id: Counter[str] = Counter()
     for post in posts:
-        delivery_id = ((post.get("metadata") or {}).get("event_payload") or {}).get("delivery_id")
-        per_id[str(delivery_id)] += 1
-        key = str(delivery_id)
+        key = delivery_id(post)
+        per_id[key] += 1
         first[key] = min(first.get(key, post["received_at"]), post["received_at"])
     unknown = sum(n for d, n in per_id.items() if d not in expected)
     duplicates = sum(n - 1 for d, n in per_id.items() if d in expected and n > 1) + unknown
@@ -55,7 +54,7 @@ def pacing(posts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     of posts by delivery id (to be explained from the ledger)."""
     stamps: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for post in posts:
-        stamps[post["channel"]].append((post["received_at"], _delivery_id(post)))
+        stamps[post["channel"]].append((post["received_at"], delivery_id(post)))
     pairs = {channel: list(pairwise(sorted(s))) for channel, s in stamps.items()}
     gaps = {c: min((b[0] - a[0] for a, b in p), default=None) for c, p in pairs.items()}
     real = [g for g in gaps.values() if g is not None]
@@ -74,18 +73,25 @@ def pacing(posts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _delivery_id(post: dict[str, Any]) -> str:
+def delivery_id(post: dict[str, Any]) -> str:
+    """The delivery id a post carries in its metadata (the stand-in keeps it)."""
     return str(((post.get("metadata") or {}).get("event_payload") or {}).get("delivery_id"))
 
 
 def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[str, Any]:
-    """Drain time, throughput and Firestore RPCs per delivered message, amortised."""
+    """Drain time, throughput, Firestore RPCs and billing units (bench.rpc) per delivered
+    message, amortised over every process of the run (the tick's too, in the Pub/Sub mode)."""
     calls: Counter[str] = Counter()
     totals: Counter[str] = Counter()
+    billing: Counter[str] = Counter()
     documents = 0
+    published = None
     for result in results:
+        if "published" in result["totals"]:
+            published = (published or 0) + result["totals"]["published"]
         calls.update(result["rpcs"]["calls"])
         documents += result["rpcs"]["documents"]
+        billing.update(result["rpcs"].get("billing", {}))
         totals.update(result["totals"])
     drain = max((r["ended"] for r in results), default=go) - go
     rpcs = sum(calls.values())
@@ -96,6 +102,19 @@ def workers(results: list[dict[str, Any]], go: float, delivered: int) -> dict[st
         "rpcs": dict(calls),
         "rpcs_per_delivered": round(rpcs / delivered, 2) if delivered else None,
         "documents_read": documents,
+        "billing": dict(billing),
+        "billing_per_delivered": {
+            unit: round(n / delivered, 2) if delivered else None for unit, n in billing.items()
+        },
+        # Under DISPATCH=pubsub: the messages Pub/Sub accepted from the tick, per delivery.
+        "publishes_per_delivered": (
+            round(published / delivered, 2) if delivered and published is not None else None
+        ),
+        # Messages `deliver` handled beyond one per publish: Pub/Sub's redeliveries (an ack
+        # deadline passed while a message waited or ran), each answered by the ledger.
+        "pubsub_redeliveries": (
+            totals["acked"] + totals["nacked"] - published if published is not None else None
+        ),
         "worker_totals": dict(totals),
         "cpu_seconds": {"workers": round(sum(r.get("cpu_seconds", 0.0) for r in results), 2)},
     }

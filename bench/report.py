@@ -28,10 +28,7 @@ def _check(name: str, value: Any, met: bool, note: str = "") -> dict[str, Any]:
 def _exact(runs: dict[str, Any]) -> list[dict[str, Any]]:
     """No duplicate and nothing lost, in every run that must be exact."""
     checks = []
-    exact = {"ours": runs["ours"], "floor": runs["floor"]}
-    for hot in ("hot_minute", "hot_minute_one_worker"):
-        if hot in runs:
-            exact[hot] = runs[hot]
+    exact = {label: runs[label] for label in _TABLE if label in runs and label != "seed"}
     for label, run in exact.items():
         each = run.get("trials_duplicates_lost", [[run["duplicates"], run["lost"]]])
         checks.append(
@@ -53,6 +50,8 @@ def _exact(runs: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _throughput(runs: dict[str, Any]) -> list[dict[str, Any]]:
+    if not all(label in runs for label in ("ours", "seed", "floor")):
+        return []
     ours, seed, floor = runs["ours"], runs["seed"], runs["floor"]
     vs_seed = _ratio(ours["messages_per_s"], seed["messages_per_s"])
     vs_floor = _ratio(ours["messages_per_s"], floor["messages_per_s"])
@@ -112,7 +111,7 @@ def _scale(runs: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _pacing(runs: dict[str, Any]) -> list[dict[str, Any]]:
     checks = []
-    for label in ("hot_minute", "hot_minute_one_worker"):
+    for label in _TABLE[3:]:
         if label not in runs:
             continue
         hot = runs[label]
@@ -137,20 +136,51 @@ def _cpu_per_message(run: dict[str, Any]) -> str:
     return "+".join(f"{1000 * p / delivered:.1f}" for p in parts)
 
 
+def _billing(run: dict[str, Any]) -> str:
+    """Firestore billing units per delivered message: reads/writes (deletes if any), and
+    Pub/Sub publishes per delivered message where there were any."""
+    per = run.get("billing_per_delivered") or {}
+    text = f"{per.get('reads')}/{per.get('writes')}"
+    if per.get("deletes"):
+        text += f" del {per['deletes']}"
+    if run.get("publishes_per_delivered") is not None:
+        text += f" pub {run['publishes_per_delivered']}"
+    return text
+
+
+# The runs of the table, in order; the hot-minute ones (from the fourth) are paced.
+_TABLE = (
+    "ours",
+    "seed",
+    "floor",
+    "hot_minute",
+    "hot_minute_one_worker",
+    "pubsub_1",
+    "pubsub_2",
+    "pubsub_4",
+)
+
+
 def render(result: dict[str, Any]) -> str:
     runs = result["runs"]
+    labels = [*_TABLE, *sorted(k for k in runs if k.startswith("pubsub_") and k not in _TABLE)]
     lines = [
         "",
         f"{'run':<22}{'W':>3}{'drain s':>9}{'msg/s':>8}{'dup':>5}{'lost':>5}{'RPC/msg':>9}"
-        f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}{'CPU ms/msg w+e+s':>20}  note",
+        f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}{'CPU ms/msg w+e+s':>20}"
+        f"{'billed r/w per msg':>24}  note",
     ]
-    for label in ("ours", "seed", "floor", "hot_minute", "hot_minute_one_worker"):
+    for label in labels:
         run = runs.get(label)
         if run is None:
             continue
         note = "CAPPED" if run["capped"] else ""
         if label == "seed" or run["capped"]:
             note += f" delivered {run['delivered']}/{run['seeded']}"
+        if run.get("pubsub_redeliveries"):
+            note += f" redelivered {run['pubsub_redeliveries']}"
+        if run.get("load_average"):
+            note += f" load {run['load_average'][0][0]}->{run['load_average'][1][0]}"
         if len(run.get("trials_messages_per_s", [])) > 1:
             note += f" median of msg/s {run['trials_messages_per_s']}"
         delivered = run["delivered"]
@@ -160,7 +190,7 @@ def render(result: dict[str, Any]) -> str:
             f"{label:<22}{run['workers']:>3}{run['drain_s']:>9}{run['messages_per_s']!s:>8}"
             f"{run['duplicates']:>5}{lost:>5}{run['rpcs_per_delivered']!s:>9}{docs!s:>9}"
             f"{run['lag_p50_s']!s:>9}{run['lag_p99_s']!s:>9}{_cpu_per_message(run):>20}"
-            f"  {note.strip()}"
+            f"{_billing(run):>24}  {note.strip()}"
         )
     for label, figures in runs.get("scale", {}).items():
         lines.append(
@@ -170,6 +200,11 @@ def render(result: dict[str, Any]) -> str:
             f"nothing: {figures['empty_due_query_seconds']} s"
         )
     lines.append(_jit_line(result))
+    machine = result.get("machine", {})
+    lines.append(
+        f"load average (1/5/15 min) as the reported runs began: "
+        f"{machine.get('load_average_before')}, as they ended: {machine.get('load_average_after')}"
+    )
     lines.append("")
     for check in result["targets"]:
         mark = "MET   " if check["met"] else "MISSED"

@@ -3,7 +3,15 @@
 Every unary call (Commit, BatchWrite, Rollback, BeginTransaction...) and every streaming
 call (RunQuery, BatchGetDocuments) is one RPC, whatever the client library does above it
 (transaction retries included). Documents are counted as they stream back, so a query's
-reads are visible too."""
+reads are visible too.
+
+Beside the RPCs, Firestore's billing units (https://cloud.google.com/firestore/pricing,
+read 2026-12-01): a document read for every document a query or a get returns, and one for
+a query that returns none (Firestore's minimum charge per query); a get of a document that
+does not exist is counted as one read too; a document write for every write of a commit
+that succeeded (set, update, create, each member of a batch; a field transform is part of
+its write), and deletes apart. A commit refused (a failed precondition, a lost claim race)
+wrote nothing: its writes are counted as `refused_writes`, not billed."""
 
 from __future__ import annotations
 
@@ -15,6 +23,8 @@ from typing import Any
 
 import grpc  # type: ignore[import-untyped]
 from google.cloud import firestore
+
+BILLING_UNITS = ("reads", "writes", "deletes", "refused_writes")
 
 
 class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
@@ -28,6 +38,8 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         # Wall seconds from a streaming call's start to its last answer, by RPC: how long the
         # queries took, told apart from the rest of a pass (meaningful for sequential calls).
         self.stream_seconds: dict[str, float] = {}
+        # Billing units (module docstring): reads, writes, deletes, and refused writes.
+        self.billing: Counter[str] = Counter()
 
     def _count(self, method: str) -> None:
         with self._lock:
@@ -37,7 +49,26 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         self, continuation: Callable[..., Any], details: Any, request: Any
     ) -> Any:
         self._count(details.method)
-        return continuation(details, request)
+        outcome = continuation(details, request)
+        self._bill_writes(details.method, request, outcome)
+        return outcome
+
+    def _bill_writes(self, method: str, request: Any, outcome: Any) -> None:
+        """Commit and BatchWrite: the documents written or deleted, once the call answered."""
+        name = method.rsplit("/", 1)[-1]
+        if name not in ("Commit", "BatchWrite"):
+            return
+        writes = list(getattr(getattr(request, "_pb", request), "writes", []))
+        if name == "BatchWrite" and outcome.exception() is None:
+            statuses = list(outcome.result().status)
+            applied = [w for w, s in zip(writes, statuses, strict=False) if s.code == 0]
+        else:
+            applied = writes if outcome.exception() is None else []
+        deletes = sum(1 for w in applied if w.WhichOneof("operation") == "delete")
+        with self._lock:
+            self.billing["writes"] += len(applied) - deletes
+            self.billing["deletes"] += deletes
+            self.billing["refused_writes"] += len(writes) - len(applied)
 
     def intercept_unary_stream(
         self, continuation: Callable[..., Any], details: Any, request: Any
@@ -51,6 +82,11 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
             self.documents += n
             self.documents_by[method.rsplit("/", 1)[-1]] += n
 
+    def add_reads(self, n: int) -> None:
+        """Billed document reads (module docstring)."""
+        with self._lock:
+            self.billing["reads"] += n
+
     def add_stream_seconds(self, seconds: float, method: str) -> None:
         with self._lock:
             name = method.rsplit("/", 1)[-1]
@@ -62,6 +98,7 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
             self.documents = 0
             self.documents_by.clear()
             self.stream_seconds.clear()
+            self.billing.clear()
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -71,6 +108,7 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
                 "documents": self.documents,
                 "documents_by": dict(self.documents_by),
                 "stream_seconds": {k: round(v, 3) for k, v in self.stream_seconds.items()},
+                "billing": {k: self.billing[k] for k in BILLING_UNITS},
             }
 
 
@@ -83,6 +121,7 @@ class _CountedStream:
         self._counter = counter
         self._method = method
         self._started: float | None = started
+        self._returned = 0  # documents this stream returned (a query of none bills one)
 
     def __iter__(self) -> Iterator[Any]:
         return self
@@ -90,16 +129,28 @@ class _CountedStream:
     def __next__(self) -> Any:
         try:
             response = next(self._call)
+        except StopIteration:
+            if self._started is not None and self._method.endswith("/RunQuery"):
+                self._counter.add_reads(0 if self._returned else 1)
+            self._ended()
+            raise
         except BaseException:
-            if self._started is not None:
-                self._counter.add_stream_seconds(time.perf_counter() - self._started, self._method)
-                self._started = None
+            self._ended()
             raise
         raw = getattr(response, "_pb", response)
         has = getattr(raw, "HasField", None)
         if has is not None and any(_has(has, f) for f in ("document", "found")):
             self._counter.add_documents(1, self._method)
+            self._returned += 1
+            self._counter.add_reads(1)
+        elif has is not None and _has(has, "missing"):
+            self._counter.add_reads(1)  # a get of a document that does not exist
         return response
+
+    def _ended(self) -> None:
+        if self._started is not None:
+            self._counter.add_stream_seconds(time.perf_counter() - self._started, self._method)
+            self._started = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._call, name)

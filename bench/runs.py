@@ -12,7 +12,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +31,7 @@ from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import DELIVERIES, MESSAGES, due_messages, read_in_order
 from emulator.firestore import FirestoreEmulator
+from emulator.pubsub import EMULATOR_HOST_ENV, PubSubEmulator, create_subscription, create_topic
 from messages.kind import MESSAGE_KIND
 from processor.tick import PARALLEL_POSTS, run_tick
 
@@ -46,33 +47,41 @@ class Bench:
     emulator_pgid: int
     standin: StandInProcess
     threads: int  # per floor worker: the same as ours posts in parallel within a pass
+    pubsub: PubSubEmulator | None = None  # for the Pub/Sub mode only
 
     def env(self, project: str) -> dict[str, str]:
-        return {
+        env = {
             "GOOGLE_CLOUD_PROJECT": project,
             "FIRESTORE_EMULATOR_HOST": self.firestore_host,
             "SLACK_API_URL": self.standin.url,
             "SLACK_BOT_TOKEN": "xoxb-bench",
             "APP_ENV": "development",
         }
+        if self.pubsub is not None:
+            env[EMULATOR_HOST_ENV] = self.pubsub.host_port
+        return env
 
 
 @contextlib.contextmanager
-def started(latency_ms: float) -> Iterator[Bench]:
-    """A Firestore emulator and a Slack stand-in answering after `latency_ms`, for the
-    length of a benchmark; workers post with PARALLEL_POSTS threads (the floor too)."""
-    emulator = FirestoreEmulator()
-    emulator.start()
-    try:
+def started(latency_ms: float, *, pubsub: bool = False) -> Iterator[Bench]:
+    """A Firestore emulator and a Slack stand-in answering after `latency_ms` (and, with
+    `pubsub`, the Pub/Sub emulator), for the length of a benchmark; workers post with
+    PARALLEL_POSTS threads (the floor too)."""
+    with contextlib.ExitStack() as stack:
+        emulator = FirestoreEmulator()
+        emulator.start()
+        stack.callback(emulator.stop)
         os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
+        pubsub_emulator = None
+        if pubsub:
+            pubsub_emulator = PubSubEmulator()
+            pubsub_emulator.start()
+            stack.callback(pubsub_emulator.stop)
+            os.environ[EMULATOR_HOST_ENV] = pubsub_emulator.host_port
         standin = StandInProcess(latency_ms)
-        try:
-            assert emulator.pid is not None  # started above
-            yield Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS)
-        finally:
-            standin.stop()
-    finally:
-        emulator.stop()
+        stack.callback(standin.stop)
+        assert emulator.pid is not None  # started above
+        yield Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS, pubsub_emulator)
 
 
 def new_project(label: str) -> str:
@@ -99,9 +108,14 @@ def contend(
     prefix = f"{mode}-"
     seeded = seeding.seed(db, prefix, count, channels, due)
     bench.standin.reset()
+    load_before = os.getloadavg()
     shape = {"mode": mode, "workers": workers, "count": count, "channels": channels}
     shape |= {"prefix": prefix, "due": due.isoformat(), "threads": bench.threads}
-    run = _run_workers(bench, project, shape | {"cap_seconds": cap_seconds}, source)
+    shape |= {"cap_seconds": cap_seconds}
+    if mode == PUBSUB_MODE:
+        run = _run_pubsub(bench, project, shape, source, len(seeded))
+    else:
+        run = _run_workers(bench, project, shape, source)
     posts = bench.standin.posts()
     delivered = metrics.deliveries(seeded, posts, run.go)
     measured = metrics.workers(run.results, run.go, delivered["delivered"])
@@ -125,6 +139,9 @@ def contend(
         "pacing": pacing,
         "final_statuses": dict(statuses),
         "worker_errors": run.errors,
+        # The machine's load average (1, 5, 15 min) as the run began and ended: on a shared
+        # machine, what its figures were taken under.
+        "load_average": [[round(x, 2) for x in load] for load in (load_before, os.getloadavg())],
     }
 
 
@@ -136,19 +153,76 @@ class _Run:
     service_cpu: dict[str, float]  # CPU seconds the services spent during the run
 
 
-def _run_workers(bench: Bench, project: str, shape: dict[str, Any], source: Path) -> _Run:
-    """The workers started, released together, and waited for (up to their cap)."""
-    env = {**os.environ, **bench.env(project)}
+PUBSUB_MODE = "pubsub"
+# The Pub/Sub mode's run: how often the bench looks at the stand-in's record for the end
+# (each look costs the stand-in the whole record's JSON: counted in its CPU).
+_POLL_SECONDS = 1.0
+
+
+def _run_pubsub(
+    bench: Bench, project: str, shape: dict[str, Any], source: Path, seeded: int
+) -> _Run:
+    """DISPATCH=pubsub: a topic and an ordered subscription in the run's own project, one
+    `tick` process publishing everything due and `workers` `deliver` processes consuming the
+    subscription (bench.pubsub_roles), released together. The run ends when the stand-in has
+    a post for every seeded message (or at the cap): the subscribers are told to stop, and
+    finish what they hold."""
+    topic = f"projects/{project}/topics/due-occurrences"
+    subscription = f"projects/{project}/subscriptions/deliver"
+    create_topic(topic)
+    create_subscription(topic, subscription)
+    extra = {
+        "DISPATCH": "pubsub",
+        "PUBSUB_TOPIC": topic,
+        "ADMIN_TOKEN": "bench-admin-token",
+        # One tick publishes the whole backlog (the due query reads at most TICK_LIMIT).
+        "TICK_LIMIT": str(max(seeded, 1)),
+    }
+    roles = ["tick", *["deliver"] * shape["workers"]]
+    cap = shape["cap_seconds"]
+
+    def delivered_all() -> bool:
+        return len({metrics.delivery_id(p) for p in bench.standin.posts()}) >= seeded
+
+    return _run_workers(
+        bench,
+        project,
+        shape | {"subscription": subscription},
+        source,
+        roles=roles,
+        extra_env=extra,
+        until=lambda go: delivered_all() or time.time() > go + cap,
+    )
+
+
+def _run_workers(
+    bench: Bench,
+    project: str,
+    shape: dict[str, Any],
+    source: Path,
+    *,
+    roles: list[str] | None = None,
+    extra_env: dict[str, str] | None = None,
+    until: Callable[[float], bool] | None = None,
+) -> _Run:
+    """The workers started, released together, and waited for (up to their cap). `roles`
+    gives each process its mode (default: `workers` processes of the shape's mode); with
+    `until`, the bench polls it (given the start time) after the start, then touches the
+    stop file the processes watch."""
+    env = {**os.environ, **bench.env(project), **(extra_env or {})}
+    modes = roles or [shape["mode"]] * shape["workers"]
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         configs: list[dict[str, Any]] = [
             shape
             | {
+                "mode": mode,
                 "index": i,
                 "ready": f"{tmp}/ready-{i}",
                 "go": f"{tmp}/go",
+                "stop": f"{tmp}/stop",
                 "result": f"{tmp}/result-{i}.json",
             }
-            for i in range(shape["workers"])
+            for i, mode in enumerate(modes)
         ]
         procs = [
             subprocess.Popen(
@@ -165,6 +239,10 @@ def _run_workers(bench: Bench, project: str, shape: dict[str, Any], source: Path
         cpu_before = _service_cpu(bench)
         go = time.time()
         Path(f"{tmp}/go").touch()
+        if until is not None:
+            while not until(go):
+                time.sleep(_POLL_SECONDS)
+            Path(f"{tmp}/stop").touch()
         errors = _wait_done(procs, shape["cap_seconds"] + _GRACE)
         cpu_after = _service_cpu(bench)
         results = [

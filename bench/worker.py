@@ -17,6 +17,7 @@ from typing import Any
 
 from bench import cpu
 from bench.contenders import run_floor, run_ours, run_seed_style
+from bench.pubsub_roles import run_deliver, run_tick_publish
 from bench.rpc import CountedClient, RpcCounter
 from core.clock import SystemClock
 from core.runtime import Runtime, new_worker_id
@@ -52,6 +53,7 @@ def main(config: dict[str, Any]) -> None:
     started, cpu_started = time.time(), cpu.own_seconds()
     deadline = started + float(config["cap_seconds"])
     mode = config["mode"]
+    totals: dict[str, Any]
     if mode == "ours":
         totals = run_ours(rt, deadline)
     elif mode == "seed":
@@ -68,11 +70,25 @@ def main(config: dict[str, Any]) -> None:
             due=datetime.fromisoformat(config["due"]),
             threads=config["threads"],
         )
+    elif mode == "tick":
+        totals = run_tick_publish(rt)
+    elif mode == "deliver":
+        totals = run_deliver(
+            rt,
+            deadline,
+            subscription=config["subscription"],
+            stop=config["stop"],
+            threads=config["threads"],
+            token=rt.settings.admin_token or "",
+        )
     else:
         raise SystemExit(f"unknown mode {mode!r}")
+    # A subscriber ends when told to: its work ended with the last message it handled.
+    ended_at = totals.pop("ended_at", None)
+    ended = time.time() if ended_at is None else max(ended_at, started)
     result = {
         "started": started,
-        "ended": time.time(),
+        "ended": ended,
         "capped": time.time() >= deadline,
         "totals": totals,
         "rpcs": counter.snapshot(),
