@@ -4,6 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint typecheck unit bench clean
 
@@ -26,8 +28,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy .
 
-unit: $(STAMP)
+unit: $(STAMP) $(CHROMIUM)
 	$(BIN)/pytest
+
+# The composer page's browser tests (tests/web/) drive Debian's chromium; installed when
+# missing. Playwright's own browser download is never used (it needs the internet).
+$(CHROMIUM):
+	$(SUDO) apt-get install -y --no-install-recommends chromium \
+		|| ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium)
 
 # Not part of `test`: minutes of load against the emulator (README "Benchmark"). Flags go
 # through BENCH_ARGS, e.g. `make bench BENCH_ARGS=--quick`.

@@ -45,6 +45,10 @@ class Settings:
     pubsub_topic: str | None = None
     # How many shards the due scan is split into (core.shards, docs/sharding.md).
     shards: int = 1
+    # The composer page's Google sign-in (docs/web.md): the OAuth client id its ID tokens
+    # are minted for, and who may sign in: emails, or `@domain` for a whole domain.
+    composer_client_id: str | None = None
+    composer_users: frozenset[str] = frozenset()
 
     @property
     def is_production(self) -> bool:
@@ -77,6 +81,10 @@ class Settings:
             alert_channel=_text(env, "ALERT_CHANNEL"),
             dispatch=_dispatch(env),
             shards=shards_from_env(env),
+            composer_client_id=_text(env, "COMPOSER_CLIENT_ID"),
+            composer_users=frozenset(
+                e.strip().lower() for e in env.get("COMPOSER_USERS", "").split(",") if e.strip()
+            ),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be

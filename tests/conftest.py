@@ -5,12 +5,14 @@ wired to all three."""
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from google.cloud import firestore
+from werkzeug.serving import make_server
 
 from core.clock import FixedClock
 from core.runtime import Runtime
@@ -149,3 +151,17 @@ def cli_on_the_test_clock(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI builds its runtime from the environment: here, this test's (and its clock).
     The operator tests opt in with `pytestmark = pytest.mark.usefixtures(...)`."""
     monkeypatch.setattr("targets.operator.runtime_for", lambda settings: rt)
+
+
+@pytest.fixture
+def live_api(api_app: Any, api: Any) -> Iterator[str]:
+    """The `api` target served over real HTTP (for a browser or schemathesis): the base URL.
+    It shares the `api` fixture's runtime, so its Firestore project and clock are the test's."""
+    server = make_server("127.0.0.1", 0, api_app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.port}"
+    finally:
+        server.shutdown()
+        thread.join()
