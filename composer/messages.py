@@ -60,7 +60,8 @@ _NOT_EDITABLE: dict[str, str] = {
 _NOT_CANCELLABLE: dict[str, str] = {
     status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
 }
-_REQUIRED = (MessageField.CHANNEL.value, MessageField.TEXT.value)
+# (`channel` or `user`: one of them is, which check_message says.)
+_REQUIRED = (MessageField.TEXT.value,)
 # What the processor's stored `anchor` (core.anchor) was computed from.
 _RULE_FIELDS = (MessageField.RRULE, MessageField.DTSTART, MessageField.TIMEZONE)
 
@@ -100,7 +101,8 @@ def create_message(
         message_id=reference.id,
         status=doc[MessageField.STATUS],
         next_run_at=doc[MessageField.NEXT_RUN_AT],
-        channel=doc[MessageField.CHANNEL],
+        channel=doc.get(MessageField.CHANNEL),
+        user=doc.get(MessageField.USER),
     )
     return as_json(reference.id, doc)
 

@@ -36,9 +36,11 @@ class WorkingDays(_Body):
 
 
 class MessageDraft(_Body):
-    """A whole message: the body of `POST /messages` and `POST /preview`."""
+    """A whole message: the body of `POST /messages` and `POST /preview`. It names
+    `channel` or `user` (a person, sent a direct message), exactly one (composer.validation)."""
 
-    channel: str
+    channel: str | None = None
+    user: str | None = None
     text: str
     timezone: str = "UTC"
     send_at: Instant | None = None
@@ -58,6 +60,7 @@ class MessageEdit(_Body):
     optional field; fields it does not name keep their stored value."""
 
     channel: str | None = None
+    user: str | None = None
     text: str | None = None
     timezone: str | None = None
     send_at: Instant | None = None

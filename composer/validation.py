@@ -18,7 +18,7 @@ from composer.models import MessageDraft
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
-from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT
+from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, USER_ID
 from core.schedule import recurrence_from_fields, zone
 from formatting.slack_text import to_slack
 
@@ -31,6 +31,7 @@ MESSAGE_FIELDS = tuple(
     field.value
     for field in (
         MessageField.CHANNEL,
+        MessageField.USER,
         MessageField.TEXT,
         MessageField.TIMEZONE,
         MessageField.SEND_AT,
@@ -108,7 +109,7 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     """Validate `draft`. With `schedule_from_now` (a create, or an edit that changes the
     schedule) the schedule must also lie ahead of `now`, and `first_run` is computed."""
     problems = Problems()
-    check_channel(problems, "channel", draft.channel)
+    check_recipient(problems, draft.channel, draft.user)
     check_text(problems, "text", draft.text)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
     recurring = draft.rrule is not None
@@ -132,6 +133,20 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
         first_run = draft.send_at if schedule_from_now else None
     problems.raise_if_any()
     return MessagePlan(_content(draft, recurring), recurring, first_run)
+
+
+def check_recipient(problems: Problems, channel: str | None, user: str | None) -> None:
+    """A message names a `channel` or a `user` (sent a direct message), exactly one."""
+    if channel is not None and user is not None:
+        for field in (MessageField.CHANNEL, MessageField.USER):
+            problems.add(field.value, "a message names channel or user, not both")
+    elif user is not None:
+        if not USER_ID.match(user):
+            problems.add("user", f"{user!r} is not a Slack user id such as U0123ABCD")
+    elif channel is not None:
+        check_channel(problems, "channel", channel)
+    else:
+        problems.add("channel", "channel (a conversation) or user (a person) is required")
 
 
 def check_channel(problems: Problems, field: str, channel: str) -> None:
@@ -203,7 +218,8 @@ def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
     if grace is None and recurring:
         grace = DEFAULT_MISFIRE_GRACE
     content = MessageWrite(
-        channel=draft.channel,
+        channel=_given(draft.channel),
+        user=_given(draft.user),
         text=draft.text,
         timezone=draft.timezone,
         allow_broadcast=draft.allow_broadcast,

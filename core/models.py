@@ -15,6 +15,8 @@ from core.schedule import Recurrence, recurrence_from_fields, zone
 MAX_TEXT = 40_000
 # Ids are matched whole (`\Z`, not `$`, which also allows a trailing newline).
 CHANNEL_ID = re.compile(r"\A[CGD][A-Z0-9]{2,}\Z")
+# A person: a Slack user id (`U…`, or `W…` on Enterprise Grid), sent to as a direct message.
+USER_ID = re.compile(r"\A[UW][A-Z0-9]{2,}\Z")
 DEFAULT_MISFIRE_GRACE = 3600
 # A year: later than that an occurrence is not "late" any more (and the value stays far
 # inside Firestore's int64 and timedelta's range).
@@ -73,10 +75,12 @@ def rotation_delivery_id(rotation_id: str, day: date) -> str:
 
 @dataclass(frozen=True)
 class Message:
-    """A stored scheduled message, validated for sending."""
+    """A stored scheduled message, validated for sending. It names a `channel` or a `user`
+    (exactly one); a message to a person gets its `channel` once the bot has opened their
+    DM (`to_dm`), which is where it posts."""
 
     id: str
-    channel: str
+    channel: str | None
     text: str
     timezone: str
     recurrence: Recurrence | None
@@ -84,6 +88,7 @@ class Message:
     allow_broadcast: bool = False
     # One-offs only: not sent after this instant (the message ends `failed`, code `expired`).
     expires_at: datetime | None = None
+    user: str | None = None  # a person's Slack user id: the message is their DM
 
     @property
     def is_recurring(self) -> bool:
@@ -96,16 +101,16 @@ class Message:
             return self
         return replace(self, recurrence=self.recurrence.reanchored(after))
 
+    def to_dm(self, channel: str) -> Message:
+        """The message to a person, posting to their DM `channel` (conversations.open's)."""
+        return replace(self, channel=channel)
+
     def expired(self, now: datetime) -> bool:
         return self.recurrence is None and self.expires_at is not None and now > self.expires_at
 
     @classmethod
     def from_document(cls, doc_id: str, data: dict[str, Any]) -> Message:
-        channel = data.get(MessageField.CHANNEL)
-        if not isinstance(channel, str) or not channel.strip():
-            raise DocumentError("missing_channel", "channel is required")
-        if not CHANNEL_ID.match(channel):
-            raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
+        channel, user = recipient(data)
         text = data.get(MessageField.TEXT)
         if not isinstance(text, str) or not text.strip():
             raise DocumentError("empty_text", "text is required and must not be blank")
@@ -134,4 +139,23 @@ class Message:
                 "invalid_allow_broadcast",
                 f"allow_broadcast must be a bool, got {allow_broadcast!r}",
             )
-        return cls(doc_id, channel, text, timezone, recurrence, grace, allow_broadcast, expires_at)
+        return cls(
+            doc_id, channel, text, timezone, recurrence, grace, allow_broadcast, expires_at, user
+        )
+
+
+def recipient(data: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A stored message's `channel` or `user`, exactly one of them and Slack-shaped; else
+    DocumentError (`missing_channel`, `channel_and_user`, `invalid_channel`, `invalid_user`)."""
+    channel, user = data.get(MessageField.CHANNEL), data.get(MessageField.USER)
+    if channel is not None and user is not None:
+        raise DocumentError("channel_and_user", "a message names channel or user, not both")
+    if user is not None:
+        if not isinstance(user, str) or not USER_ID.match(user):
+            raise DocumentError("invalid_user", f"user {user!r} is not a Slack user id")
+        return None, user
+    if not isinstance(channel, str) or not channel.strip():
+        raise DocumentError("missing_channel", "channel (or user) is required")
+    if not CHANNEL_ID.match(channel):
+        raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
+    return channel, None

@@ -52,6 +52,11 @@ OUTCOMES: dict[str, Outcome] = {
     "missing_scope": Outcome.FAILED,
     "restricted_action": Outcome.FAILED,
     "channel_is_archived": Outcome.FAILED,
+    # conversations.open, opening a person's DM (Slack's reference for the method).
+    "user_not_found": Outcome.FAILED,
+    "user_disabled": Outcome.FAILED,
+    "user_not_visible": Outcome.FAILED,
+    "cannot_dm_bot": Outcome.FAILED,
     "ratelimited": Outcome.RETRY_LATER,
     "rate_limited": Outcome.RETRY_LATER,
     "fatal_error": Outcome.AMBIGUOUS,
@@ -214,6 +219,21 @@ class SlackTransport:
         return HistoryPage(
             messages, next_cursor if isinstance(next_cursor, str) and next_cursor else None
         )
+
+    def open_dm(self, user: str) -> str | PostResult:
+        """The id of the bot's direct message with `user` (`conversations.open`: Slack
+        answers the same `D…` id for the same person every time), or what went wrong: a
+        FAILED result (`user_not_found`, `user_disabled`, `cannot_dm_bot`...) is definitive,
+        anything else is worth another try. Nothing is posted either way."""
+        try:
+            answer = self._client.conversations_open(users=user)
+        except Exception as exc:
+            return _failure(exc)
+        channel = answer.get("channel")
+        dm = channel.get("id") if isinstance(channel, dict) else None
+        if not isinstance(dm, str) or not dm:
+            return PostResult(Outcome.AMBIGUOUS, "missing_channel", detail="ok without a channel")
+        return dm
 
     def post(
         self,

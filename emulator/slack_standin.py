@@ -29,6 +29,12 @@ answer is `not_authed`, with another kind of token `invalid_auth`.
                             readable to a member). Every page carries has_more and
                             response_metadata.next_cursor, "" at the end (emulator/
                             slack_history.py).
+- conversations.open        users (one user id) -> {"channel": {"id": "D…"}}, the same id for the
+                            same person every time (`no_op` and `already_open` true once
+                            opened). user_not_found (unknown or not a user id),
+                            user_disabled (deactivated), cannot_dm_bot (a bot user, UBOT
+                            included), users_list_not_supplied (no users); several users (an
+                            mpim) are not modelled: invalid_arguments (emulator/slack_users.py).
 - anything else             unknown_method
 
 Every recorded message has `user`, `bot_id` and `app_id`: ours are UBOT, B0001, A0001, and
@@ -43,6 +49,8 @@ Inspection and control, in-process or over HTTP (workers in other processes post
   reset() (back to fresh: no posts, faults, channel states, rate limits, skew or page rules).
 - set_channel(channel, *, exists=True, archived=False, member=True); a channel never set is
   known, not archived, with the bot in it.
+- set_user(user, *, exists=True, deactivated=False, bot=False); a user id never set is a
+  known, active person. dm_channel(user) -> the D… id conversations.open answers for them.
 - set_history_page_max(n | None): at most n messages a history page whatever `limit` asks, and
   n is also the default (Slack's non-Marketplace apps since 2025: 15).
 - set_short_pages(True): while more remain than a page holds, pages run half, empty, full,
@@ -64,6 +72,8 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
 - GET /_control/posts -> JSON list of posts; POST /_control/reset
 - POST /_control/faults      a Fault as JSON, e.g. {"kind": "error", "code": "is_archived"}
 - POST /_control/channels    {"channel": "C1", "exists": true, "archived": false, "member": true}
+- POST /_control/users       {"user": "U1", "exists": true, "deactivated": false, "bot": false}
+                             -> {"ok": true, "dm": "D…"}
 - POST /_control/rate_limits {"method": "conversations.history", "calls": 1, "per_seconds": 60}
 - POST /_control/skew        {"seconds": -2.5}
 - POST /_control/pagination  {"page_max": 15, "short_pages": true} (either key)
@@ -74,7 +84,8 @@ Latency: `latency` seconds (CLI `--latency-ms`) are added to every API call's an
 the call took effect, as a real Slack round trip would; the benchmark posts against it.
 
 Faults: Fault(kind, channel=None, method="chat.postMessage", times=None, ..., after_post=False)
-matches calls to `method` (None: any method) naming `channel` (None: any channel) and is spent
+matches calls to `method` (None: any method) naming `channel` (None: any channel; a
+conversations.open call names none, so its faults leave `channel` out) and is spent
 after `times` matches (None: never). When several match, the earliest injected wins.
 
 - "error"               code (required): HTTP 200 {"ok": false, "error": code}. Not recorded.
@@ -122,6 +133,7 @@ from emulator.slack_history import (
 )
 from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
 from emulator.slack_rate_limits import RateLimits
+from emulator.slack_users import UserState, dm_id, is_user_id, users_param
 
 BOT_USER_ID = "UBOT"
 TEAM_ID = "T0001"
@@ -214,6 +226,8 @@ class SlackStandIn:
         self._faults: list[_ArmedFault] = []
         self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
         self._channels: dict[str, ChannelState] = {}
+        self._users: dict[str, UserState] = {BOT_USER_ID: UserState(bot=True)}
+        self._opened: set[str] = set()  # DMs conversations.open has opened
         self._rate_limits = RateLimits()
         self._skew = skew
         self._page_max: int | None = None
@@ -226,6 +240,7 @@ class SlackStandIn:
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "conversations.history": self._history,
+            "conversations.open": self._open,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -306,6 +321,19 @@ class SlackStandIn:
         with self._lock:
             self._channels[channel] = state
 
+    def set_user(
+        self, user: str, *, exists: bool = True, deactivated: bool = False, bot: bool = False
+    ) -> None:
+        state = UserState(exists, deactivated, bot)
+        if not all(isinstance(flag, bool) for flag in (exists, deactivated, bot)):
+            raise ValueError(f"exists, deactivated and bot are true or false, got {state}")
+        with self._lock:
+            self._users[user] = state
+
+    def dm_channel(self, user: str) -> str:
+        """The DM channel id conversations.open answers for `user`."""
+        return dm_id(user)
+
     def set_rate_limit(self, method: str, calls: int | None, per_seconds: float = 60) -> None:
         with self._lock:
             self._rate_limits.set(method, calls, per_seconds)
@@ -345,12 +373,14 @@ class SlackStandIn:
         return ts
 
     def reset(self) -> None:
-        """Back to a fresh stand-in: no posts or faults, every channel as never set, no rate
-        limits, no skew, full pages."""
+        """Back to a fresh stand-in: no posts or faults, every channel and user as never set,
+        no rate limits, no skew, full pages."""
         with self._lock:
             self._posts.clear()
             self._faults.clear()
             self._channels.clear()
+            self._users = {BOT_USER_ID: UserState(bot=True)}
+            self._opened.clear()
             self._rate_limits.clear()
             self._skew = timedelta(0)
             self._page_max = None
@@ -437,6 +467,12 @@ class SlackStandIn:
             self.set_channel(str(spec.pop("channel")), **spec)
             return {}
 
+        def users(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"user"}, {"exists", "deactivated", "bot"})
+            user = str(spec.pop("user"))
+            self.set_user(user, **spec)
+            return {"dm": self.dm_channel(user)}
+
         def rate_limits(spec: dict[str, Any]) -> dict[str, Any]:
             _only(spec, {"method", "calls"}, {"per_seconds"})
             self.set_rate_limit(str(spec["method"]), spec["calls"], spec.get("per_seconds", 60))
@@ -463,6 +499,7 @@ class SlackStandIn:
         return {
             "/_control/faults": fault,
             "/_control/channels": channels,
+            "/_control/users": users,
             "/_control/rate_limits": rate_limits,
             "/_control/skew": skew,
             "/_control/pagination": pagination,
@@ -529,6 +566,23 @@ class SlackStandIn:
             "message": message,
             **_warnings(warnings),
         }
+
+    def _open(self, params: dict[str, Any]) -> dict[str, Any]:
+        user = users_param(params.get("users"))
+        if user is None:
+            raise SlackError("users_list_not_supplied")
+        if "," in user:
+            raise SlackError("invalid_arguments")  # an mpim: not modelled
+        with self._lock:
+            state = self._users.get(user, UserState())
+        if not is_user_id(user):
+            state = UserState(exists=False)
+        _raise_if(state.open_error())
+        dm = dm_id(user)
+        with self._lock:
+            already = dm in self._opened
+            self._opened.add(dm)
+        return {"channel": {"id": dm}, **({"no_op": True, "already_open": True} if already else {})}
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)

@@ -9,6 +9,13 @@ Time policy at claim (see core.schedule.catch_up): a series that was down claims
 most recent due occurrence, if it is within `misfire_grace_seconds`; the older ones are
 recorded `skipped` in the same batch (messages.missed). A one-off past its `expires_at`
 ends `failed` (code `expired`).
+
+A message to a person (`user`) posts to their DM: the plan opens it (`conversations.open`,
+which answers the same channel every time and posts nothing) before the claim, so the claim's
+ledger entry names the DM channel before anything is posted there, and reconciliation knows
+whose history to read. A user Slack refuses a DM with (`user_not_found`, `user_disabled`,
+`cannot_dm_bot`...) ends the message `failed` with that code, before any claim; a transient
+refusal (rate limit, 5xx) leaves it due for the next pass.
 """
 
 from __future__ import annotations
@@ -21,15 +28,17 @@ from typing import Any
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
+from core import logs
 from core.documents.deliveries import RECLAIMABLE, LedgerField, LedgerStatus, LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.leases import Lease
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
-from core.documents.write import DELETE
+from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
 from core.models import Message, check_instant, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import catch_up
+from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
 from messages.kind import MESSAGE_KIND
@@ -79,7 +88,8 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
     except DocumentError as exc:
         return reject_document(rt, snap, exc, now)
     if message.expired(now):
-        return _expire(rt, snap, message, occurrence, now)
+        error = StoredError(EXPIRED, f"not sent: expires_at {message.expires_at} passed first", now)
+        return _fail_unsent(rt, snap, message, occurrence, error)
     missed: list[Missed] = []
     try:  # evaluating the rule is bounded by work, and fails the document past it
         # The search restarts near the due occurrence; the claim stores where (and the
@@ -96,7 +106,38 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
         if plan.send is None:
             return skip_missed(rt, snap, message, plan, missed, now)
         occurrence = plan.send
+    if message.user is not None:
+        opened = _open_dm(rt, snap, message, occurrence)
+        if isinstance(opened, Result):
+            return opened
+        message = opened
     return MessagePlan.of(rt, message, occurrence, missed)
+
+
+def _open_dm(
+    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime
+) -> Message | Result:
+    """The message to a person, posting to their DM as Slack just opened it; a Result when
+    Slack would not open it (definitive: the message ends `failed` with Slack's code)."""
+    assert message.user is not None
+    opened = rt.slack.open_dm(message.user)
+    if isinstance(opened, str):
+        return message.to_dm(opened)
+    detail = f"cannot open a direct message with {message.user}: {opened.detail or opened.code}"
+    if opened.outcome is Outcome.FAILED:
+        error = StoredError(opened.code or "dm_not_opened", detail, rt.clock.now())
+        return _fail_unsent(rt, snap, message, occurrence, error)
+    # Nothing was claimed or posted: the next pass opens it again.
+    logs.warning(
+        "direct message not opened; left due for the next pass",
+        message_id=message.id,
+        user=message.user,
+        occurrence_at=occurrence,
+        status=Result.RELEASED.value,
+        error_code=opened.code,
+        detail=detail,
+    )
+    return Result.RELEASED
 
 
 @dataclass(frozen=True)
@@ -120,7 +161,8 @@ class MessagePlan:
         return message_entry(self.message, self.occurrence_at, self.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        return LedgerWrite()
+        # Where this claim posts: a person's DM is (re)named on every claim of the entry.
+        return LedgerWrite(channel=self.message.channel or UNSET)
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
@@ -161,12 +203,14 @@ class MessagePlan:
         return {LedgerField.OCCURRENCE_AT.value: self.occurrence_at}
 
 
-def _expire(
-    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime, now: datetime
+def _fail_unsent(
+    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime, error: StoredError
 ) -> Result:
-    """A one-off past its `expires_at` is never sent: it ends `failed` (code `expired`) and
-    its ledger entry says so, so the deliveries listing shows why nothing was posted."""
-    error = StoredError(EXPIRED, f"not sent: expires_at {message.expires_at} passed first", now)
+    """An occurrence that will never be sent, before any claim of it (a one-off past its
+    `expires_at`, a person Slack will not open a DM with): the message ends `failed` with
+    `error`'s code and the occurrence's ledger entry says so, so the deliveries listing shows
+    why nothing was posted."""
+    now = rt.clock.now()
     failed = MessageWrite(
         status=Status.FAILED, last_error=error, lease=DELETE, occurrence_at=DELETE
     ).stamped(now)
@@ -195,15 +239,17 @@ def _expire(
         batch.commit()  # pragma: SYNCPOINT expire
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
+    person = {} if message.user is None else {"user": message.user}
     escalate(
         rt,
         status="failed",
         message_id=snap.id,
         occurrence_at=occurrence,
-        error_code=EXPIRED,
+        error_code=error.code,
         detail=str(error.message),
         delivery_id=ledger_ref.id,
         channel=message.channel,
+        **person,
     )
     return Result.FAILED
 

@@ -93,10 +93,18 @@ class MessageKind:
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
     ) -> Message:
-        return Message.from_document(subject_id, data)
+        message = Message.from_document(subject_id, data)
+        dm = entry.get(LedgerField.CHANNEL)
+        if message.user is not None and isinstance(dm, str):
+            # The DM the claim opened and posted to: its history is where the post would be.
+            return message.to_dm(dm)
+        return message
 
     def channel(self, claim: Claim[Message]) -> str:
-        return claim.subject.channel
+        channel = claim.subject.channel
+        if channel is None:  # a person's DM is opened before every claim; never here
+            raise DocumentError("missing_channel", f"no DM channel for {claim.subject.user}")
+        return channel
 
     def render(self, claim: Claim[Message]) -> SlackMessage:
         return to_slack(claim.subject.text, allow_broadcast=claim.subject.allow_broadcast)
@@ -153,7 +161,7 @@ class MessageKind:
         )
 
     def log_fields(self, claim: Claim[Message]) -> dict[str, Any]:
-        return {}
+        return {} if claim.subject.user is None else {"user": claim.subject.user}
 
     def outcome_line(self, claim: Claim[Message], post: PostResult, result: Result) -> OutcomeLine:
         alert = result in (Result.FAILED, Result.UNCONFIRMED)

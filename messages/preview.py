@@ -27,6 +27,9 @@ def preview_messages(due: list[Any], now: datetime) -> list[dict[str, Any]]:
             "channel": data.get(MessageField.CHANNEL),
             "occurrence_at": None,
         }
+        if data.get(MessageField.USER) is not None:
+            # Their DM: opened by the real send's claim, never by a dry run.
+            entry["user"] = data[MessageField.USER]
         try:
             message = Message.from_document(snap.id, data)
             planned = planned_occurrence(message, data, now)

@@ -30,7 +30,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.documents.channel_pacing import PacingField, SlotWrite
-from core.models import CHANNEL_ID
+from core.models import CHANNEL_ID, USER_ID
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
 from processor.pacing import POST_INTERVAL
@@ -48,9 +48,12 @@ HANDOVER = timedelta(seconds=1)
 
 def slot_channel(channel: str | None) -> str | None:
     """The channel if it has pacing slots: only Slack-shaped ids do (and can be part of a
-    document id); a document with any other channel is rejected by its claim, with its
-    code, like every bad document."""
-    return channel if channel is not None and CHANNEL_ID.match(channel) else None
+    document id), a conversation's or, for messages to a person, the user id that stands for
+    their DM (processor.due_page.channel_of); a document with any other channel is rejected
+    by its claim, with its code, like every bad document."""
+    if channel is not None and (CHANNEL_ID.match(channel) or USER_ID.match(channel)):
+        return channel
+    return None
 
 
 def slot_id(channel: str, at: datetime) -> str:

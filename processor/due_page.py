@@ -57,13 +57,17 @@ def fair_page(read: Read, limit: int, per_channel: int) -> DuePage:
 
 
 def channel_of(snap: Snapshot) -> str | None:
-    """The message's channel, None when it has none that is a string."""
-    # One field, not to_dict(): that deep-copies the whole document, on every call.
-    try:
-        channel = snap.get(MessageField.CHANNEL)
-    except KeyError:
-        return None
-    return channel if isinstance(channel, str) else None
+    """Where the message posts, as the pass knows it: its channel; for a message to a person
+    their user id, which stands for their DM (the bot has one DM per person, whose id is
+    only known once the claim has opened it). None when it names neither as a string."""
+    # One field at a time, not to_dict(): that deep-copies the whole document, on every call.
+    for field in (MessageField.CHANNEL, MessageField.USER):
+        try:
+            value = snap.get(field)
+        except KeyError:
+            continue
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _capped(batch: list[Snapshot], per_channel: int) -> tuple[list[Snapshot], list[str]]:

@@ -19,7 +19,9 @@ def message_entry(
     message: Message, occurrence: datetime, worker_id: str, write: LedgerWrite
 ) -> dict[str, Any]:
     """A message occurrence's ledger document as first written, with `write`'s fields."""
-    identity = Occurrence(LedgerKind.MESSAGE, message.id, occurrence, message.channel)
+    identity = Occurrence(
+        LedgerKind.MESSAGE, message.id, occurrence, message.channel, user=message.user
+    )
     return new_entry(identity, worker_id, write)
 
 

@@ -20,6 +20,7 @@ from core.pubsub import DueOccurrence, publisher
 from core.runtime import Runtime
 from core.store import Snapshot
 from processor.abc import Kind
+from processor.due_page import channel_of
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
@@ -65,9 +66,10 @@ def _occurrence(kind: Kind[Any], snap: Snapshot) -> DueOccurrence | None:
     if not isinstance(due_at, datetime):
         return None
     # A document without a usable channel still goes out (unordered): `deliver`'s claim
-    # rejects it with its code, as the inline pass does.
-    channel = data.get(SubjectField.CHANNEL)
-    return DueOccurrence(kind.name, snap.id, due_at, channel if isinstance(channel, str) else "")
+    # rejects it with its code, as the inline pass does. A message to a person is ordered
+    # by their user id (processor.due_page.channel_of: it stands for their DM).
+    channel = channel_of(snap)
+    return DueOccurrence(kind.name, snap.id, due_at, channel or "")
 
 
 def publish(rt: Runtime, occurrences: Sequence[DueOccurrence]) -> Counter[str]:

@@ -52,6 +52,7 @@ class LedgerField(enum.StrEnum):
     OCCURRENCE_AT = "occurrence_at"
     OCCURRENCE_DATE = "occurrence_date"
     CHANNEL = "channel"
+    USER = "user"  # a message to a person: their user id (`channel` is their DM)
     MEMBER = "member"
     STATUS = "status"
     REASON = "reason"
@@ -90,6 +91,7 @@ class LedgerWrite(Write):
 
     status: LedgerStatus | Unset = UNSET
     reason: LedgerReason | Unset = UNSET
+    channel: str | Unset = UNSET  # where a claim posts (a person's DM, opened at the claim)
     worker: str | Unset = UNSET
     attempts: int | Unset = UNSET
     claimed_at: datetime | Unset | None = UNSET
@@ -125,13 +127,15 @@ class OperatorRecord:
 
 @dataclass(frozen=True)
 class Occurrence:
-    """What identifies an entry and never changes: its kind, subject, occurrence, channel."""
+    """What identifies an entry: its kind, subject, occurrence, channel (for a message to a
+    person, their `user` and the DM channel the claim opened; None until one did)."""
 
     kind: LedgerKind
     subject_id: str
     occurrence_at: datetime
-    channel: str
+    channel: str | None
     occurrence_date: str | None = None  # a rotation day's local date
+    user: str | None = None
 
     def to_document(self) -> dict[str, Any]:
         if self.kind is LedgerKind.MESSAGE:
@@ -141,11 +145,13 @@ class Occurrence:
                 LedgerField.ROTATION_ID.value: self.subject_id,
                 LedgerField.OCCURRENCE_DATE.value: self.occurrence_date,
             }
+        person = {} if self.user is None else {LedgerField.USER.value: self.user}
         return {
             LedgerField.KIND.value: self.kind.value,
             **subject,
             LedgerField.OCCURRENCE_AT.value: self.occurrence_at,
             LedgerField.CHANNEL.value: self.channel,
+            **person,
         }
 
 

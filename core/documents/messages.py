@@ -71,6 +71,7 @@ class MessageWrite(SubjectWrite):
     the API and the operator write besides."""
 
     channel: str | Unset = UNSET
+    user: str | Unset = UNSET
     text: str | Unset = UNSET
     timezone: str | Unset = UNSET
     allow_broadcast: bool | Unset = UNSET
