@@ -649,3 +649,76 @@ def test_malformed_event_type_is_invalid_metadata_format(
     )
     assert standin.posts() == []
     assert post(standin, metadata={**metadata, "event_type": "x" * 255})["ok"]
+
+
+# --- conversations.open: direct messages to people ------------------------------------------
+
+
+def open_dm(standin: SlackStandIn, users: str) -> Any:
+    return client(standin).conversations_open(users=users)
+
+
+def open_error(standin: SlackStandIn, users: str) -> str:
+    with pytest.raises(SlackApiError) as caught:
+        open_dm(standin, users)
+    return str(caught.value.response["error"])
+
+
+def test_conversations_open_answers_the_same_dm_for_the_same_person(
+    standin: SlackStandIn,
+) -> None:
+    first = open_dm(standin, "U0PERSON1")
+    again = open_dm(standin, "U0PERSON1")
+    other = open_dm(standin, "W0PERSON2")
+
+    dm = first["channel"]["id"]
+    assert first.data == {"ok": True, "channel": {"id": dm}}  # Slack's answer shape
+    assert dm.startswith("D") and dm == standin.dm_channel("U0PERSON1")
+    assert again.data == {"ok": True, "no_op": True, "already_open": True, "channel": {"id": dm}}
+    assert other["channel"]["id"] not in (dm, None)
+    post(standin, channel=dm, text="hi", metadata=METADATA)
+    history = client(standin).conversations_history(channel=dm, include_all_metadata=True)
+    assert [m["metadata"] for m in history["messages"]] == [METADATA]
+
+
+def test_conversations_open_refuses_people_slack_cannot_dm(standin: SlackStandIn) -> None:
+    standin.set_user("U0NOBODY1", exists=False)
+    standin.set_user("U0LEFT001", deactivated=True)
+    standin.set_user("U0OTHERBOT", bot=True)
+
+    assert open_error(standin, "U0NOBODY1") == "user_not_found"
+    assert open_error(standin, "C0123ABCD") == "user_not_found"  # not a user id
+    assert open_error(standin, "U0LEFT001") == "user_disabled"
+    assert open_error(standin, "U0OTHERBOT") == "cannot_dm_bot"
+    assert open_error(standin, "UBOT") == "cannot_dm_bot"  # the bot itself
+    assert open_error(standin, "") == "users_list_not_supplied"
+
+    standin.reset()  # back to everyone known and active (but the bot)
+    assert open_dm(standin, "U0LEFT001")["channel"]["id"] == standin.dm_channel("U0LEFT001")
+    assert open_error(standin, "UBOT") == "cannot_dm_bot"
+
+
+def test_faults_and_rate_limits_apply_to_conversations_open(standin: SlackStandIn) -> None:
+    standin.inject(Fault("error", method="conversations.open", code="fatal_error", times=1))
+    standin.inject(Fault("rate_limit", method="conversations.open", retry_after=7, times=1))
+
+    assert open_error(standin, "U0PERSON1") == "fatal_error"
+    with pytest.raises(SlackApiError) as caught:
+        open_dm(standin, "U0PERSON1")
+    assert caught.value.response.status_code == 429
+    assert caught.value.response.headers["Retry-After"] == "7"
+    assert open_dm(standin, "U0PERSON1")["channel"]["id"] == standin.dm_channel("U0PERSON1")
+    standin.set_rate_limit("conversations.open", 1)
+    open_dm(standin, "U0PERSON2")
+    assert open_error(standin, "U0PERSON3") == "ratelimited"
+
+
+def test_users_control_endpoint(standin: SlackStandIn) -> None:
+    status, body = control(standin, "POST", "users", {"user": "U0LEFT001", "deactivated": True})
+    assert (status, body) == (200, {"ok": True, "dm": standin.dm_channel("U0LEFT001")})
+    assert open_error(standin, "U0LEFT001") == "user_disabled"
+
+    status, body = control(standin, "POST", "users", {"user": "U1", "away": True})
+    assert status == 400 and "away" in body["error"]
+    status, body = control(standin, "POST", "users", {"user": "U1", "exists": "no"})
+    assert status == 400
