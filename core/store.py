@@ -18,6 +18,7 @@ from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
 from core.documents.subjects import SubjectField
+from core.models import USER_ID
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -73,17 +74,23 @@ def due_messages(
 ) -> list[Snapshot]:
     """Waiting messages due at `now`, oldest first, through the (status, next_run_at)
     composite index, over `shards` shards (`_due`). With `excluding` (at most
-    MAX_EXCLUDED channels), none posting to those channels (nor any without a channel),
-    through (status, next_run_at, channel): Firestore refuses `not-in` beside the status's
-    `in`, so that is one query per waiting status, merged. Materialised: iterating a live
-    stream while doing slow work per document has crashed inside the client's retry path."""
+    MAX_EXCLUDED channels, or people's user ids), none posting to those channels or people,
+    through (status, next_run_at, channel) and (status, next_run_at, user): a `not-in` never
+    finds a document without its field, so messages to channels and messages to people are
+    read by a query each, and Firestore refuses `not-in` beside the status's `in`, so that is
+    one query per waiting status, merged. Materialised: iterating a live stream while doing
+    slow work per document has crashed inside the client's retry path."""
     if not excluding:
         waiting = FieldFilter(MessageField.STATUS, "in", list(WAITING))
         return _due(db, MESSAGES, now, limit, shards, waiting)
-    not_in = _not_in(excluding)
-    merged = [
-        snap
+    people = [key for key in excluding if USER_ID.match(key)]
+    channels = [key for key in excluding if key not in people]
+    # ([""]: no channel or person left out, only the documents without the field.)
+    not_ins = (_not_in(channels or [""]), _not_in(people or [""], MessageField.USER))
+    found = {
+        snap.id: snap
         for status in WAITING
+        for not_in in not_ins
         for snap in _due(
             db,
             MESSAGES,
@@ -93,8 +100,8 @@ def due_messages(
             FieldFilter(MessageField.STATUS, "==", status),
             not_in,
         )
-    ]
-    merged.sort(key=lambda snap: (snap.get(MessageField.NEXT_RUN_AT), snap.id))
+    }
+    merged = sorted(found.values(), key=lambda snap: (snap.get(MessageField.NEXT_RUN_AT), snap.id))
     return merged[:limit]
 
 
@@ -102,11 +109,12 @@ def due_messages(
 MAX_EXCLUDED = 10
 
 
-def _not_in(excluding: Sequence[str]) -> FieldFilter:
-    """The filter leaving out documents posting to `excluding` (and any without a channel)."""
+def _not_in(excluding: Sequence[str], field: str = SubjectField.CHANNEL) -> FieldFilter:
+    """The filter leaving out documents whose `field` is one of `excluding` (and any without
+    the field)."""
     if len(excluding) > MAX_EXCLUDED:
         raise ValueError(f"at most {MAX_EXCLUDED} channels can be excluded, got {len(excluding)}")
-    return FieldFilter(SubjectField.CHANNEL, "not-in", list(excluding))
+    return FieldFilter(field, "not-in", list(excluding))
 
 
 def _due(

@@ -88,3 +88,16 @@ def test_the_sharded_due_queries_have_their_composite_indexes(collection):
     ]
     assert ["shard", "status", "next_run_at"] in fields
     assert ["shard", "status", "next_run_at", "channel"] in fields  # a channel range
+
+
+def test_the_due_query_leaving_channels_out_reads_people_through_their_index():
+    """A page that leaves channels out reads messages to people by `user not-in`
+    (core.store.due_messages), with and without shards."""
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [f["fieldPath"] for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "scheduled_messages"
+    ]
+    assert ["status", "next_run_at", "user"] in fields
+    assert ["shard", "status", "next_run_at", "user"] in fields

@@ -139,3 +139,44 @@ def test_the_due_query_can_leave_channels_out_and_still_reads_every_waiting_stat
     assert everything == ["busy", "series", "later"]
     assert without == ["series", "later"]
     assert [s.id for s in due_messages(db, T0, 1, excluding=["C0BUSY001"])] == ["series"]
+
+
+def test_a_channels_backlog_does_not_keep_messages_to_people_waiting(settings, db, slack, clock):
+    """A read that leaves a busy channel out (`channel not-in`) cannot find a message to a
+    person, which has no channel: they are read on their own, and go out in the same pass,
+    each person's at most as many as one channel's."""
+    small = replace(settings, tick_limit=40, tick_budget_seconds=9)
+    rt = make_runtime(small, db, clock, "worker-a")
+    busy = seed_backlog(db, "C0BUSY001", 40)
+    people = [
+        seed_message(
+            db, channel=None, user=f"U0PERSON{n}", send_at=MINUTE_AGO, next_run_at=MINUTE_AGO
+        )
+        for n in range(3)
+    ]
+    # One person with a backlog of their own, older than the channel's: capped like it.
+    backlog = [
+        seed_message(
+            db,
+            channel=None,
+            user="U0BUSYONE",
+            text=f"U0BUSYONE #{k}",
+            send_at=OLDER - timedelta(seconds=60 - k),
+            next_run_at=OLDER - timedelta(seconds=60 - k),
+        )
+        for k in range(15)
+    ]
+
+    first = run_pass(rt)
+
+    posted = slack.posts()
+    assert {message_delivery_id(m, MINUTE_AGO) for m in people} <= {p.delivery_id for p in posted}
+    in_dm = [p for p in posted if p.channel == slack.dm_channel("U0BUSYONE")]
+    assert [p.text for p in in_dm] == [f"U0BUSYONE #{k}" for k in range(10)]  # 9 s: 10 posts
+    assert first["sent"] == 3 + 10 + sum(p.channel == "C0BUSY001" for p in posted)
+    passes = list(until_idle(rt, run_pass))
+
+    assert passes[-1]["due"] == 0
+    assert_drained_in_order_once(db, slack, {"C0BUSY001": busy})
+    assert {message(db, m)["status"] for m in people + backlog} == {"sent"}
+    assert len(slack.posts()) == 40 + 3 + 15
