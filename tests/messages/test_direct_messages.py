@@ -15,6 +15,7 @@ import pytest
 
 from core.models import message_delivery_id
 from emulator.slack_standin import Fault
+from processor.reconcile import backoff
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -142,14 +143,15 @@ def test_messages_to_one_person_are_paced_in_their_dm(rt, db, slack):
     assert posts[message_delivery_id(other, T0)].channel == slack.dm_channel("U0PERSON2")
 
 
-def test_a_crash_after_the_dm_is_posted_is_found_in_its_history_and_never_resent(
-    rt, db, slack, env, firestore_host
+@pytest.mark.parametrize("point", ["after_claim", "after_post", "mid_finalize"])
+def test_a_worker_killed_delivering_a_dm_loses_and_repeats_nothing(
+    rt, db, slack, env, firestore_host, point
 ):
     mid = to_person(db)
     worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
 
     worker = subprocess.run(
-        [sys.executable, "-m", "tests.support.crash_worker", "after_post", T0.isoformat()],
+        [sys.executable, "-m", "tests.support.crash_worker", point, T0.isoformat()],
         cwd=ROOT,
         env=worker_env,
         capture_output=True,
@@ -159,19 +161,24 @@ def test_a_crash_after_the_dm_is_posted_is_found_in_its_history_and_never_resent
 
     assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
     delivery_id = message_delivery_id(mid, T0)
-    [post] = slack.posts()  # Slack has it; Firestore still says claimed
-    entry = ledger(db)[delivery_id]
-    assert (entry["status"], entry["channel"]) == ("claimed", slack.dm_channel(PERSON))
+    dm = slack.dm_channel(PERSON)
+    # The claim named the DM before anything was posted to it.
+    assert ledger(db)[delivery_id]["channel"] == dm
+    before = slack.posts()
+    assert len(before) == (0 if point == "after_claim" else 1)
 
     rt.clock.advance(timedelta(seconds=301))  # past the dead worker's lease
-    summary = run_pass(rt)
-    rt.clock.advance(timedelta(hours=1))
+    recovery = run_pass(rt)
+    rt.clock.advance(backoff(1))  # past a release's backoff, if it was absent
     run_pass(rt)
 
-    assert summary["reconciled"] == 1
-    assert slack.posts() == [post]  # found in the DM's history, never posted again
+    [post] = slack.posts()
+    assert post.channel == dm and post.delivery_id == delivery_id
+    if point == "after_post":
+        # Found in the DM's history: settled as delivered, never posted again.
+        assert before == [post] and recovery["reconciled"] == 1
     entry = ledger(db)[delivery_id]
-    assert (entry["status"], entry["slack_ts"]) == ("sent", post.ts)
+    assert (entry["status"], entry["slack_ts"], entry["channel"]) == ("sent", post.ts, dm)
     assert message(db, mid)["status"] == "sent"
 
 
