@@ -124,3 +124,22 @@ def test_two_ticks_publishing_one_occurrence_post_it_once(tick_app, pubsub, deli
     # Once sent, a third tick finds nothing due and publishes nothing.
     assert tick(tick_app)["published"] == 0
     assert pubsub.is_empty()
+
+
+def test_a_message_to_a_person_is_ordered_by_them_and_deliver_posts_it_once_in_their_dm(
+    tick_app, pubsub, deliver, db, slack
+):
+    seed_message(db, "dm1", channel=None, user="U0PERSON1")
+
+    assert tick(tick_app)["published"] == 1
+    [pulled] = pubsub.pull(1)
+    assert pulled.ordering_key == "U0PERSON1"  # their DM is one conversation
+    assert push(deliver, pulled) == 200
+    assert push(deliver, pulled) == 200  # redelivered: nothing more is posted
+    pubsub.ack(pulled)
+
+    [post] = slack.posts()
+    assert post.channel == slack.dm_channel("U0PERSON1")
+    assert post.delivery_id == message_delivery_id("dm1", T0)
+    entry = ledger(db)[message_delivery_id("dm1", T0)]
+    assert (entry["status"], entry["channel"]) == ("sent", post.channel)
