@@ -146,15 +146,16 @@ def seed(db: firestore.Client, channel: str, now: datetime) -> None:
 
 
 def banner(api_port: int, token: str, google_client_id: str | None = None) -> str:
-    """What `make run` prints once everything is up: where the page is and how to sign in."""
-    sign_in = (
-        f"sign in with Google (COMPOSER_CLIENT_ID={google_client_id}; COMPOSER_USERS decides "
-        "who may)"
-        if google_client_id
-        else "paste the admin token when the page asks, once per browser tab"
-    )
+    """What `make run` prints once everything is up: where the page is and how to sign in.
+    Google sign-in wants the page on `localhost` (an origin its OAuth client lists)."""
+    if google_client_id:
+        page = f"http://localhost:{api_port}/ (sign in with Google: COMPOSER_CLIENT_ID="
+        page += f"{google_client_id}; COMPOSER_USERS decides who may)"
+    else:
+        page = f"http://127.0.0.1:{api_port}/ (paste the admin token when the page asks, "
+        page += "once per browser tab)"
     return (
-        f"Composer page: http://127.0.0.1:{api_port}/ ({sign_in})\n"
+        f"Composer page: {page}\n"
         f"Admin token for this run: ADMIN_TOKEN={token} (also for curl: "
         f'-H "Authorization: Bearer {token}")'
     )

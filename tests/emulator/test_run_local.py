@@ -22,7 +22,7 @@ def test_the_banner_gives_the_pages_address_and_the_admin_token():
 def test_with_a_client_id_the_banner_says_to_sign_in_with_google():
     text = banner(9000, "tok-123", "123-page.apps.googleusercontent.com")
 
-    assert "http://127.0.0.1:9000/ (sign in with Google" in text
+    assert "Composer page: http://localhost:9000/ (sign in with Google" in text
     assert "COMPOSER_CLIENT_ID=123-page.apps.googleusercontent.com" in text
 
 
