@@ -21,7 +21,7 @@ def tick(request: flask.Request) -> flask.Response:
 
 @functions_framework.http
 def api(request: flask.Request) -> flask.Response:
-    return respond(request, handle_api)
+    return respond(request, handle_api, people=True)
 
 
 @functions_framework.cloud_event

@@ -1,6 +1,9 @@
-"""Who is calling: the admin token, or a Google-signed OIDC ID token from an allowed trigger.
+"""Who is calling: the admin token, a Google-signed OIDC ID token from an allowed trigger, or,
+on the `api` target only, a person signed in to the composer page with Google.
 
-Every HTTP target calls `authenticate` first. Failures raise `Unauthorized` with a message
+Every HTTP target calls `authenticate` first. People are accepted only when the target's
+AuthConfig carries `people` (core.http.auth_config does so for `api` alone), so a person's ID
+token opens neither `tick` nor `deliver`. Failures raise `Unauthorized` with a message
 that names what was wrong and never the token, and the library exception that caused it is
 suppressed (`from None`): google-auth's own messages quote token segments verbatim, and a
 chained traceback would carry them into the logs.
@@ -52,8 +55,18 @@ _CERTS_CACHE_MAX_LIFETIME_SECONDS = 24 * 3600
 
 @dataclass(frozen=True)
 class Principal:
-    kind: Literal["admin", "service_account"]
+    kind: Literal["admin", "service_account", "person"]
     email: str | None
+
+
+@dataclass(frozen=True)
+class People:
+    """Who may sign in to the composer page: ID tokens minted by Google Identity Services for
+    the page's OAuth client, from an allowed email (COMPOSER_USERS: lower-case emails, or
+    `@domain` for every account of a Google Workspace domain)."""
+
+    client_id: str
+    users: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,8 @@ class AuthConfig:
     audience: str | None
     allowed_emails: frozenset[str]
     certs_url: str = GOOGLE_OAUTH2_CERTS_URL
+    # None on every target but `api`: no person's token is accepted there.
+    people: People | None = None
 
 
 class _CachedResponse(google.auth.transport.Response):
@@ -230,7 +245,7 @@ def authenticate(
     parts = token.split(".")
     if len(parts) != 3 or not all(parts):
         raise Unauthorized("invalid bearer token")
-    if config.audience is None:
+    if config.audience is None and config.people is None:
         raise Unauthorized("ID token cannot be verified: TICK_AUDIENCE is not configured")
 
     claims = _verify_id_token(token, config, http_request or _DEFAULT_REQUEST)
@@ -239,19 +254,46 @@ def authenticate(
         raise Unauthorized("ID token was not issued by Google")
     # Checked here rather than by passing audience= to verify_token, whose failure cannot be
     # told apart from a bad signature; the test is the same exact string match it performs.
-    if claims.get("aud") != config.audience:
-        raise Unauthorized("ID token audience does not match TICK_AUDIENCE")
+    # The audience alone tells a person's token from a trigger's: each is held to its own list.
+    audience = claims.get("aud")
+    if config.people is not None and audience == config.people.client_id:
+        return _person(claims, config.people)
+    if config.audience is None or audience != config.audience:
+        expected = (
+            "TICK_AUDIENCE" if config.people is None else "TICK_AUDIENCE or COMPOSER_CLIENT_ID"
+        )
+        raise Unauthorized(f"ID token audience does not match {expected}")
+    email = _verified_email(claims)
+    # Google reports service-account emails in lower case; TRIGGER_SERVICE_ACCOUNTS is typed
+    # by people, so case must not decide.
+    if email.lower() not in {allowed.lower() for allowed in config.allowed_emails}:
+        raise Unauthorized("ID token email is not in TRIGGER_SERVICE_ACCOUNTS")
+    return Principal(kind="service_account", email=email)
+
+
+def _person(claims: Mapping[str, Any], people: People) -> Principal:
+    email = _verified_email(claims)
+    if email.lower() in people.users:
+        return Principal(kind="person", email=email)
+    domain = email.rpartition("@")[2].lower()
+    if f"@{domain}" not in people.users:
+        raise Unauthorized("ID token email is not in COMPOSER_USERS")
+    # Anyone can make a Google account for an address at any domain; only `hd` says the
+    # account belongs to that domain's Google Workspace (Google's advice for domain sign-in).
+    hosted = claims.get("hd")
+    if not isinstance(hosted, str) or hosted.lower() != domain:
+        raise Unauthorized("ID token hd claim does not match the COMPOSER_USERS domain")
+    return Principal(kind="person", email=email)
+
+
+def _verified_email(claims: Mapping[str, Any]) -> str:
     email = claims.get("email")
     if not isinstance(email, str) or not email:
         raise Unauthorized("ID token has no email claim")
     # A JSON true only: a string "false" is truthy.
     if claims.get("email_verified") is not True:
         raise Unauthorized("ID token email is not verified")
-    # Google reports service-account emails in lower case; TRIGGER_SERVICE_ACCOUNTS is typed
-    # by people, so case must not decide.
-    if email.lower() not in {allowed.lower() for allowed in config.allowed_emails}:
-        raise Unauthorized("ID token email is not in TRIGGER_SERVICE_ACCOUNTS")
-    return Principal(kind="service_account", email=email)
+    return email
 
 
 def _bearer_token(authorization: str | None) -> str:

@@ -12,7 +12,7 @@ import flask
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ValidationError
 
 from core import logs
-from core.auth import AuthConfig, authenticate
+from core.auth import AuthConfig, People, Principal, authenticate
 from core.errors import BadRequest, HttpError, NotFound, SettingsError, ValidationFailed
 from core.models import instant_problem
 from core.settings import Settings
@@ -20,17 +20,22 @@ from core.settings import Settings
 Handler = Callable[[flask.Request, Settings], tuple[Any, int]]
 
 
-def auth_config(settings: Settings) -> AuthConfig:
+def auth_config(settings: Settings, *, people: bool = False) -> AuthConfig:
+    """Who may call a target. `people` (the `api` target's, and only its) also admits the
+    composer page's signed-in people, when COMPOSER_CLIENT_ID is set."""
+    client_id = settings.composer_client_id
     return AuthConfig(
         admin_token=settings.admin_token,
         audience=settings.tick_audience,
         allowed_emails=settings.trigger_service_accounts,
         certs_url=settings.oidc_certs_url,
+        people=People(client_id, settings.composer_users) if people and client_id else None,
     )
 
 
-def respond(request: flask.Request, handler: Handler) -> flask.Response:
-    """Load settings, authenticate, run the handler, and shape every answer as JSON."""
+def respond(request: flask.Request, handler: Handler, *, people: bool = False) -> flask.Response:
+    """Load settings, authenticate (people too when `people`: see auth_config), run the
+    handler, and shape every answer as JSON."""
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -39,7 +44,9 @@ def respond(request: flask.Request, handler: Handler) -> flask.Response:
             {"error": "misconfigured", "message": "server settings are invalid", "details": []}, 500
         )
     try:
-        authenticate(request.headers.get("Authorization"), auth_config(settings))
+        principal = authenticate(
+            request.headers.get("Authorization"), auth_config(settings, people=people)
+        )
         body, status = handler(request, settings)
     except HttpError as exc:
         return _json(exc.body(), exc.status)
@@ -51,7 +58,22 @@ def respond(request: flask.Request, handler: Handler) -> flask.Response:
             path=request.path,
         )
         return _json({"error": "internal", "message": "internal error", "details": []}, 500)
+    _log_person(request, principal, status)
     return _json(body, status)
+
+
+def _log_person(request: flask.Request, principal: Principal, status: int) -> None:
+    """Who changed what: one line per successful POST, PUT or DELETE by a signed-in person (the
+    methods that can change something; the admin token and triggers have no name to give,
+    and reads would only be noise). The email only: never the token."""
+    if principal.kind == "person" and request.method not in ("GET", "HEAD", "OPTIONS"):
+        logs.info(
+            "request by a signed-in person",
+            email=principal.email,
+            method=request.method,
+            path=request.path,
+            status=status,
+        )
 
 
 def unrouted(request: flask.Request, _: Settings) -> tuple[Any, int]:

@@ -82,9 +82,7 @@ class Settings:
             dispatch=_dispatch(env),
             shards=shards_from_env(env),
             composer_client_id=_text(env, "COMPOSER_CLIENT_ID"),
-            composer_users=frozenset(
-                e.strip().lower() for e in env.get("COMPOSER_USERS", "").split(",") if e.strip()
-            ),
+            composer_users=_composer_users(env),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be
@@ -96,6 +94,7 @@ class Settings:
             )
         if not settings.slack_bot_token and settings.slack_api_url == REAL_SLACK_API:
             raise SettingsError("SLACK_BOT_TOKEN is required to send to real Slack")
+        _check_sign_in(settings)
         return settings
 
 
@@ -129,6 +128,39 @@ def _topic(env: Mapping[str, str], project: str, dispatch: str) -> str | None:
             f"-_.~+%, not starting with goog) or projects/<project>/topics/<id>, got {topic!r}"
         )
     return path
+
+
+def _composer_users(env: Mapping[str, str]) -> frozenset[str]:
+    """COMPOSER_USERS, lower-cased: emails, or `@domain` for a whole Workspace domain."""
+    users = frozenset(
+        e.strip().lower() for e in env.get("COMPOSER_USERS", "").split(",") if e.strip()
+    )
+    for user in sorted(users):
+        if not _COMPOSER_USER.fullmatch(user):
+            raise SettingsError(f"COMPOSER_USERS entries must be emails or @domain, got {user!r}")
+    return users
+
+
+_COMPOSER_USER = re.compile(r"[^@\s]*@[^@\s.]+(\.[^@\s.]+)+")
+
+
+def _check_sign_in(settings: Settings) -> None:
+    """Outside development, Google sign-in is configured whole or not at all: a client id
+    nobody may use, or a list of people who cannot sign in, is a mistake to report now."""
+    client_id, users = settings.composer_client_id, settings.composer_users
+    if client_id is not None and client_id == settings.tick_audience:
+        # One audience for both would have a trigger's token judged as a person's (api) too.
+        raise SettingsError("COMPOSER_CLIENT_ID must differ from TICK_AUDIENCE")
+    if settings.app_env == "development":
+        return
+    if users and client_id is None:
+        raise SettingsError(
+            "COMPOSER_USERS is set but COMPOSER_CLIENT_ID is not: nobody could sign in"
+        )
+    if client_id is not None and not users:
+        raise SettingsError(
+            "COMPOSER_CLIENT_ID is set but COMPOSER_USERS is empty: nobody could sign in"
+        )
 
 
 def _text(env: Mapping[str, str], name: str) -> str | None:

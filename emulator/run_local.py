@@ -2,9 +2,10 @@
 
 Starts the Firestore emulator and the Slack stand-in (or, with SLACK_BOT_TOKEN set and no
 SLACK_API_URL, uses real Slack), serves the `tick` and `api` targets with functions-framework
-exactly as Cloud Functions would, seeds a few example schedules, and then plays Cloud Scheduler: an
-authenticated POST to `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed
-as the function logs it. Ctrl-C stops everything.
+exactly as Cloud Functions would, seeds a few example schedules, prints the composer page's
+address and the run's admin token, and then plays Cloud Scheduler: an authenticated POST to
+`tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed as the function logs
+it. Ctrl-C stops everything.
 
 `make run DISPATCH=pubsub` (docs/pubsub.md) runs the Pub/Sub dispatcher instead: the Pub/Sub
 emulator too, the tick publishing what is due, and `deliver` (served like the others) pushed
@@ -34,6 +35,7 @@ from google.cloud import firestore
 
 from core.documents.messages import MessageWrite, Status
 from core.documents.rotations import RotationStatus, RotationWrite
+from core.schedule import Recurrence
 from core.settings import PUBSUB, Settings
 from core.store import MESSAGES, ROTATIONS
 from core.subscription import delivery_subscriptions
@@ -58,9 +60,18 @@ DELIVER_PORT = int(os.environ.get("LOCAL_DELIVER_PORT", "8082"))
 PUSH_PORT = int(os.environ.get("LOCAL_PUSH_PORT", "8083"))
 
 
+WEEKLY = "FREQ=WEEKLY;BYDAY=MO,TH;BYHOUR=9;BYMINUTE=30"
+
+
 def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
-    """A few schedules that show what the product does, due within the first minutes."""
+    """Schedules that show what the product does: some due within the first minutes, and
+    some that stay waiting, so the page has sent, failed and upcoming messages at once."""
+    berlin = ZoneInfo("Europe/Berlin")
     soon = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    tomorrow_nine = (now.astimezone(berlin) + timedelta(days=1)).replace(
+        hour=9, minute=0, second=0, microsecond=0
+    )
+    today = now.astimezone(berlin).strftime("%Y-%m-%dT00:00")
     one_off = MessageWrite(channel=channel, status=Status.PENDING, send_at=now, next_run_at=now)
     return {
         "example-welcome": replace(
@@ -71,7 +82,7 @@ def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
             text="Recurring: every minute, three times (FREQ=MINUTELY;COUNT=3).",
             timezone="Europe/Berlin",
             rrule="FREQ=MINUTELY;COUNT=3",
-            dtstart=soon.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M"),
+            dtstart=soon.astimezone(berlin).strftime("%Y-%m-%dT%H:%M"),
             status=Status.RECURRING,
             next_run_at=soon,
         ),
@@ -82,6 +93,23 @@ def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
             one_off,
             text="This one is stored with a timezone that does not exist.",
             timezone="Mars/Olympus_Mons",
+        ),
+        "example-tomorrow": replace(
+            one_off,
+            text="*Tomorrow at 09:00 Berlin time*: a one-off still waiting; edit or cancel it.",
+            timezone="Europe/Berlin",
+            send_at=tomorrow_nine.astimezone(UTC),
+            next_run_at=tomorrow_nine.astimezone(UTC),
+        ),
+        "example-weekly": MessageWrite(
+            channel=channel,
+            text="Weekly reminder, Mondays and Thursdays at 09:30 Berlin time:\n"
+            "- fill in the _timesheet_\n- see <https://example.com|the handbook>",
+            timezone="Europe/Berlin",
+            rrule=WEEKLY,
+            dtstart=today,
+            status=Status.RECURRING,
+            next_run_at=Recurrence.parse(WEEKLY, today, "Europe/Berlin").next_after(now),
         ),
     }
 
@@ -103,16 +131,34 @@ def example_rotation(now: datetime, channel: str) -> RotationWrite:
     )
 
 
-def seed(project: str, channel: str) -> None:
-    db = firestore.Client(project=project)
-    now = datetime.now(UTC)
+EXAMPLE_ROTATION = "example-rotation"
+
+
+def seed(db: firestore.Client, channel: str, now: datetime) -> None:
     for doc_id, data in examples(now, channel).items():
         created = replace(data, created_at=now, updated_at=now, version=1)
         db.collection(MESSAGES).document(doc_id).set(created.to_document())
-        print(f"seeded {doc_id}: {data.text}", flush=True)
+        first_line = str(data.text).partition("\n")[0]
+        print(f"seeded {doc_id}: {first_line}", flush=True)
     rotation = replace(example_rotation(now, channel), created_at=now, updated_at=now, version=1)
-    db.collection(ROTATIONS).document("example-rotation").set(rotation.to_document())
-    print(f"seeded example-rotation: {rotation.text}", flush=True)
+    db.collection(ROTATIONS).document(EXAMPLE_ROTATION).set(rotation.to_document())
+    print(f"seeded {EXAMPLE_ROTATION}: {rotation.text}", flush=True)
+
+
+def banner(api_port: int, token: str, google_client_id: str | None = None) -> str:
+    """What `make run` prints once everything is up: where the page is and how to sign in.
+    Google sign-in wants the page on `localhost` (an origin its OAuth client lists)."""
+    if google_client_id:
+        page = f"http://localhost:{api_port}/ (sign in with Google: COMPOSER_CLIENT_ID="
+        page += f"{google_client_id}; COMPOSER_USERS decides who may)"
+    else:
+        page = f"http://127.0.0.1:{api_port}/ (paste the admin token when the page asks, "
+        page += "once per browser tab)"
+    return (
+        f"Composer page: {page}\n"
+        f"Admin token for this run: ADMIN_TOKEN={token} (also for curl: "
+        f'-H "Authorization: Bearer {token}")'
+    )
 
 
 def tick(token: str) -> dict[str, Any]:
@@ -237,12 +283,13 @@ def main() -> int:
         api = serve("api", API_PORT, env)
         stack.append(api)
         wait_for_function(API_PORT, api)
-        seed(project, channel)
+        seed(firestore.Client(project=project), channel, datetime.now(UTC))
         print(
             f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
-            f"(Ctrl-C to stop). Admin token for this run: ADMIN_TOKEN={token}",
+            "(Ctrl-C to stop).",
             flush=True,
         )
+        print(banner(API_PORT, token, env.get("COMPOSER_CLIENT_ID")), flush=True)
         signal.signal(signal.SIGTERM, _interrupt)
         while True:
             summary = tick(token)

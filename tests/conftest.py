@@ -83,7 +83,8 @@ def env(project: str, slack: SlackStandIn, monkeypatch: pytest.MonkeyPatch) -> d
         "SLACK_TIMEOUT_SECONDS": "1",
         "LEASE_SECONDS": "300",
     }
-    for name in ("TICK_AUDIENCE", "TRIGGER_SERVICE_ACCOUNTS", "OIDC_CERTS_URL", "TICK_LIMIT"):
+    unset = ("TICK_AUDIENCE", "TRIGGER_SERVICE_ACCOUNTS", "OIDC_CERTS_URL", "TICK_LIMIT")
+    for name in (*unset, "COMPOSER_CLIENT_ID", "COMPOSER_USERS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in values.items():
         monkeypatch.setenv(name, value)

@@ -16,9 +16,18 @@ from google.auth import _helpers
 from google.oauth2 import id_token
 
 from core import auth
-from core.auth import AuthConfig, Principal, authenticate
+from core.auth import AuthConfig, People, Principal, authenticate
 from core.errors import Unauthorized
-from tests.fixtures.oidc import AUDIENCE, KID, TRIGGER, CertsServer, mint
+from tests.fixtures.oidc import (
+    AUDIENCE,
+    CLIENT_ID,
+    KID,
+    PERSON,
+    TRIGGER,
+    CertsServer,
+    mint,
+    mint_person,
+)
 from tests.fixtures.oidc import DROP as _DROP
 
 ADMIN = "s3cret-admin-token"
@@ -243,6 +252,111 @@ def test_id_token_rejected_when_audience_not_configured(certs_server, transport,
     assert certs_server.hits == 0
 
 
+# --- people signed in to the composer page (the api target's config only) -------------------
+
+
+def api_config(server: CertsServer, users: frozenset[str], **overrides: Any) -> AuthConfig:
+    """The `api` target's config: triggers as on `tick`, and people for CLIENT_ID."""
+    return config(server, people=People(CLIENT_ID, users), **overrides)
+
+
+def test_a_listed_person_is_accepted(certs_server, transport, signing_key):
+    cfg = api_config(certs_server, frozenset({"ben@example.test", PERSON}))
+    principal = authenticate(f"Bearer {mint_person(signing_key)}", cfg, transport)
+    assert principal == Principal(kind="person", email=PERSON)
+
+
+def test_a_person_is_accepted_without_tick_audience(certs_server, transport, signing_key):
+    cfg = api_config(certs_server, frozenset({PERSON}), audience=None)
+    assert authenticate(f"Bearer {mint_person(signing_key)}", cfg, transport).kind == "person"
+
+
+def test_a_persons_email_is_matched_whatever_its_case(certs_server, transport, signing_key):
+    token = mint_person(signing_key, email="Ana@Example.TEST")
+    cfg = api_config(certs_server, frozenset({PERSON}))
+    assert authenticate(f"Bearer {token}", cfg, transport).email == "Ana@Example.TEST"
+
+
+def test_a_domain_entry_admits_its_workspace_accounts(certs_server, transport, signing_key):
+    token = mint_person(signing_key, email="cem@corp.example.test", hd="corp.example.test")
+    cfg = api_config(certs_server, frozenset({"@corp.example.test"}))
+    assert authenticate(f"Bearer {token}", cfg, transport) == Principal(
+        kind="person", email="cem@corp.example.test"
+    )
+
+
+@pytest.mark.parametrize("hd", [_DROP, "other.example.test", "", 7])
+def test_a_domain_entry_needs_the_hd_claim_of_that_domain(certs_server, transport, signing_key, hd):
+    # A consumer Google account can be made for any address; only `hd` proves the domain.
+    token = mint_person(signing_key, email="cem@corp.example.test", hd=hd)
+    err = rejected(
+        f"Bearer {token}", api_config(certs_server, frozenset({"@corp.example.test"})), transport
+    )
+    assert err.message == "ID token hd claim does not match the COMPOSER_USERS domain"
+
+
+@pytest.mark.parametrize(
+    "email", ["eve@example.test", "ana@sub.example.test", "ana@example.test.evil.test"]
+)
+def test_a_person_not_listed_is_rejected(certs_server, transport, signing_key, email):
+    cfg = api_config(certs_server, frozenset({PERSON, "@corp.example.test"}))
+    err = rejected(f"Bearer {mint_person(signing_key, email=email)}", cfg, transport)
+    assert err.message == "ID token email is not in COMPOSER_USERS"
+
+
+def test_no_one_signs_in_with_an_empty_list(certs_server, transport, signing_key):
+    err = rejected(
+        f"Bearer {mint_person(signing_key)}", api_config(certs_server, frozenset()), transport
+    )
+    assert err.message == "ID token email is not in COMPOSER_USERS"
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        ({"email_verified": False}, "ID token email is not verified"),
+        ({"email": _DROP}, "ID token has no email claim"),
+        ({"iss": "https://evil.example.test"}, "ID token was not issued by Google"),
+        (
+            {"aud": "987-other-page.apps.googleusercontent.com"},
+            "ID token audience does not match TICK_AUDIENCE or COMPOSER_CLIENT_ID",
+        ),
+        ({"now": time.time() - 7200}, "invalid ID token"),
+    ],
+)
+def test_a_listed_persons_bad_token_is_rejected(
+    certs_server, transport, signing_key, claims, message
+):
+    cfg = api_config(certs_server, frozenset({PERSON}))
+    err = rejected(f"Bearer {mint_person(signing_key, **claims)}", cfg, transport)
+    assert err.message == message
+
+
+def test_a_person_is_never_accepted_where_people_are_not(certs_server, transport, signing_key):
+    # The tick's and deliver's config: no people, even with the person listed as a trigger.
+    cfg = config(certs_server, allowed_emails=frozenset({TRIGGER, PERSON}))
+    err = rejected(f"Bearer {mint_person(signing_key)}", cfg, transport)
+    assert err.message == "ID token audience does not match TICK_AUDIENCE"
+
+
+def test_a_trigger_is_still_accepted_where_people_are(certs_server, transport, signing_key):
+    cfg = api_config(certs_server, frozenset({PERSON}))
+    principal = authenticate(f"Bearer {mint(signing_key)}", cfg, transport)
+    assert principal == Principal(kind="service_account", email=TRIGGER)
+
+
+def test_a_person_cannot_pass_as_a_trigger_nor_a_trigger_as_a_person(
+    certs_server, transport, signing_key
+):
+    # Each audience is held to its own list: a listed person's token minted for the trigger
+    # audience, and a trigger's token minted for the page, are both refused.
+    cfg = api_config(certs_server, frozenset({PERSON}))
+    as_trigger = rejected(f"Bearer {mint(signing_key, email=PERSON)}", cfg, transport)
+    assert as_trigger.message == "ID token email is not in TRIGGER_SERVICE_ACCOUNTS"
+    as_person = rejected(f"Bearer {mint_person(signing_key, email=TRIGGER)}", cfg, transport)
+    assert as_person.message == "ID token email is not in COMPOSER_USERS"
+
+
 # --- secrecy of the token ---------------------------------------------------------------
 
 
@@ -261,9 +375,22 @@ def _failing_tokens(signing_key, other_key) -> list[str]:
     ]
 
 
+def _failing_person_tokens(signing_key, other_key) -> list[str]:
+    return [
+        mint_person(signing_key, email="eve@example.test"),
+        mint_person(signing_key, email="cem@corp.example.test", hd="elsewhere.test"),
+        mint_person(signing_key, email_verified=False),
+        mint_person(signing_key, aud="987-other-page.apps.googleusercontent.com"),
+        mint_person(other_key),
+    ]
+
+
 def test_token_never_appears_in_the_error(certs_server, transport, signing_key, other_key):
-    for token in _failing_tokens(signing_key, other_key):
-        err = rejected(f"Bearer {token}", config(certs_server), transport)
+    api = api_config(certs_server, frozenset({PERSON, "@corp.example.test"}))
+    failing = [(t, config(certs_server)) for t in _failing_tokens(signing_key, other_key)]
+    failing += [(t, api) for t in _failing_person_tokens(signing_key, other_key)]
+    for token, cfg in failing:
+        err = rejected(f"Bearer {token}", cfg, transport)
         rendered = " ".join([str(err), err.message, json.dumps(err.body()), repr(err)])
         for piece in [token, *(p for p in token.split(".") if len(p) > 3)]:
             assert piece not in rendered

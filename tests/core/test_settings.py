@@ -72,3 +72,48 @@ def test_dispatch_is_inline_unless_set_to_pubsub_with_a_topic():
 def test_bad_dispatch_settings_fail_naming_the_variable(env, named):
     with pytest.raises(SettingsError, match=named):
         Settings.from_env({**LOCAL, **env})
+
+
+# --- the composer page's Google sign-in ----------------------------------------------------
+
+CLIENT = "123-page.apps.googleusercontent.com"
+
+
+def test_composer_users_are_split_trimmed_and_lower_cased():
+    s = Settings.from_env({**LOCAL, "COMPOSER_USERS": " Ana@Example.test, ,@Corp.example.test "})
+    assert s.composer_users == {"ana@example.test", "@corp.example.test"}
+
+
+@pytest.mark.parametrize("entry", ["example.test", "ana", "@localhost", "a@b@example.test", "@"])
+def test_a_composer_user_that_is_no_email_or_domain_is_refused(entry):
+    with pytest.raises(SettingsError, match=f"COMPOSER_USERS entries .* got '{entry}'"):
+        Settings.from_env({**LOCAL, "COMPOSER_USERS": f"ana@example.test,{entry}"})
+
+
+@pytest.mark.parametrize("app_env", ["production", "staging"])
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"COMPOSER_USERS": "ana@example.test"}, "COMPOSER_USERS is set but COMPOSER_CLIENT_ID"),
+        ({"COMPOSER_CLIENT_ID": CLIENT}, "COMPOSER_CLIENT_ID is set but COMPOSER_USERS is empty"),
+    ],
+)
+def test_half_a_sign_in_is_refused_outside_development(app_env, env, message):
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env({**LOCAL, "APP_ENV": app_env, **env})
+
+
+def test_sign_in_configured_whole_is_accepted_in_production():
+    env = {"APP_ENV": "production", "COMPOSER_CLIENT_ID": CLIENT, "COMPOSER_USERS": "@x.test"}
+    s = Settings.from_env({**LOCAL, **env})
+    assert (s.composer_client_id, s.composer_users) == (CLIENT, frozenset({"@x.test"}))
+
+
+def test_development_takes_a_client_id_alone():
+    # Trying the page's Google button locally needs no allow-list yet.
+    assert Settings.from_env({**LOCAL, "COMPOSER_CLIENT_ID": CLIENT}).composer_users == set()
+
+
+def test_the_page_client_id_must_not_be_the_tick_audience():
+    with pytest.raises(SettingsError, match="COMPOSER_CLIENT_ID must differ from TICK_AUDIENCE"):
+        Settings.from_env({**LOCAL, "COMPOSER_CLIENT_ID": CLIENT, "TICK_AUDIENCE": CLIENT})
