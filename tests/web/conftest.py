@@ -11,13 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
 from tests.fixtures.runtime import ADMIN_TOKEN, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / ".artifacts" / "screenshots"
 WIDE = {"width": 1280, "height": 900}
+# The viewer sits in New York and reads British dates: neither is a message's timezone here,
+# so "the message's zone and the viewer's" are visibly two different times.
+# The machine running the tests is shared and slow at times: a wait is bounded, not timed.
+TIMEOUT_MS = 20_000
+expect.set_options(timeout=TIMEOUT_MS)
+VIEWER = {"locale": "en-GB", "timezone_id": "America/New_York"}
 
 
 @dataclass
@@ -50,8 +56,9 @@ def open_page(
     contexts: list[BrowserContext] = []
 
     def open_(viewport: dict[str, int] | None = None, *, sign_in: bool = True) -> Page:
-        context = browser.new_context(viewport=viewport or WIDE)  # type: ignore[arg-type]
+        context = browser.new_context(viewport=viewport or WIDE, **VIEWER)  # type: ignore[arg-type]
         contexts.append(context)
+        context.set_default_timeout(TIMEOUT_MS)
         page = context.new_page()
         seen = watched.setdefault(id(page), Watched())
         page.on("dialog", lambda dialog: _answer(dialog, seen))

@@ -26,3 +26,14 @@ def test_a_tab_signs_in_once_and_shows_the_messages_section(
     expect(page.locator("#messages")).to_be_hidden()
     screenshot(page, "smoke")
     assert watched[id(page)].errors == []
+
+
+def test_a_new_tab_asks_for_the_token_and_a_wrong_one_is_asked_again(
+    open_page: Callable[..., Page],
+) -> None:
+    page = open_page(sign_in=False)
+    page.get_by_label("Admin token").fill("not-the-token")
+    page.get_by_role("button", name="Sign in").click()
+    # The page's first API call answers 401: the form comes back, nothing is kept.
+    expect(page.get_by_label("Admin token")).to_be_visible()
+    assert page.evaluate("sessionStorage.length") == 0
