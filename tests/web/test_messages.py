@@ -56,6 +56,12 @@ def test_create_shows_the_preview_then_the_message_in_the_list(
     expect(row.locator(".status")).to_have_text("pending")
     expect(row).to_contain_text("Next run (Europe/Berlin)4 Jan 2027, 12:30 CET")
     expect(row).to_contain_text("Next run (your time)4 Jan 2027, 06:30 GMT-5")
+    # The next draft, as the README shows the page.
+    compose(
+        page,
+        "*Retro* on Friday: bring one ~~complaint~~ _idea_. Notes: [wiki](https://example.com)",
+    )
+    expect(page.locator("aside.preview .slack em").first).to_have_text("Retro")
     screenshot(page, "composer")
     stored = db.collection(MESSAGES).get()
     assert [doc.get("text") for doc in stored] == [
@@ -247,6 +253,11 @@ def test_a_keyboard_only_create(open_page: Callable[..., Page], db: firestore.Cl
     page.keyboard.type(ADMIN_TOKEN)  # the token field has the focus
     page.keyboard.press("Enter")
     tab_to(page, "m-channel")
+    outline = page.evaluate(
+        "[getComputedStyle(document.activeElement).outlineStyle,"
+        " getComputedStyle(document.activeElement).outlineWidth]"
+    )
+    assert outline == ["solid", "3px"]  # focus is visible
     page.keyboard.type("C0123ABCD")
     page.keyboard.press("Tab")
     page.keyboard.type("Typed without a mouse")
