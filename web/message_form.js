@@ -9,6 +9,14 @@ const PREVIEW_DELAY_MS = 400;
 const WALL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/;
 // "2027-01-04 12:30" (as typed) or "2027-01-04T12:30" to the API's local wall clock.
 const wall = (text) => text.replace(/^(\d{4}-\d{2}-\d{2})[ T]+/, "$1T");
+// The fields of the kind not chosen: an edit that switches kind removes them.
+const OTHER_KIND = {
+  once: ["rrule", "dtstart", "exdates", "working_days", "on_non_working_day"],
+  repeat: ["send_at", "expires_at"],
+};
+// Stored fields the form does not show: an edit keeps them, so the preview includes them.
+const KEPT = ["exdates", "working_days", "on_non_working_day", "expires_at",
+  "misfire_grace_seconds", "on_ambiguous"];
 const ZONES = ["UTC", ...Intl.supportedValuesOf("timeZone").filter((zone) => zone !== "UTC")];
 
 // Builds the composer into `container`; `onSaved()` runs after each create or edit.
@@ -49,8 +57,7 @@ export function mountMessageForm(container, onSaved) {
     for (const [name, wanted] of Object.entries(body)) {
       if (!same(name, record[name], wanted)) edit[name] = wanted;
     }
-    const others = kind() === "once" ? ["rrule", "dtstart", "exdates"] : ["send_at", "expires_at"];
-    for (const name of others) if (record[name] != null) edit[name] = null;
+    for (const name of OTHER_KIND[kind()]) if (record[name] != null) edit[name] = null;
     return edit;
   }
 
@@ -61,13 +68,17 @@ export function mountMessageForm(container, onSaved) {
 
   async function preview() {
     const body = draft();
+    const seq = ++state.previewSeq;
     if (!body.text.trim()) {
       ui.rendered.replaceChildren();
       ui.occurrences.replaceChildren();
       notice(ui.previewStatus, "Type a message to see how Slack shows it.");
       return;
     }
-    const seq = ++state.previewSeq;
+    const kept = state.record ? KEPT.filter((name) => state.record[name] != null) : [];
+    for (const name of kept) {
+      if (!OTHER_KIND[kind()].includes(name)) body[name] = state.record[name];
+    }
     const answer = await api("POST", "/preview?count=5", { body });
     if (seq !== state.previewSeq) return; // a newer preview is on its way
     if (answer.status !== 200) {
@@ -127,7 +138,9 @@ export function mountMessageForm(container, onSaved) {
   function keyFor(body) {
     const text = JSON.stringify(body);
     if (state.keyFor !== text) {
-      state.key = crypto.randomUUID();
+      // getRandomValues, unlike randomUUID, works outside secure contexts too.
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      state.key = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
       state.keyFor = text;
     }
     return state.key;
@@ -156,7 +169,8 @@ export function mountMessageForm(container, onSaved) {
     input("allow_broadcast").checked = Boolean(record.allow_broadcast);
     const repeat = Boolean(record.rrule);
     ui.form.querySelector(`[name="kind"][value="${repeat ? "repeat" : "once"}"]`).checked = true;
-    input("send_at").value = record.send_at ? wallClock(record.send_at, zone).replace("T", " ") : "";
+    const local = (utc) => (isZone(zone) ? wallClock(utc, zone) : utc.slice(0, 16));
+    input("send_at").value = record.send_at ? local(record.send_at).replace("T", " ") : "";
     input("rrule").value = record.rrule ?? "";
     input("dtstart").value = (record.dtstart ?? "").replace("T", " ");
     showKind();
@@ -192,6 +206,7 @@ export function mountMessageForm(container, onSaved) {
 function same(name, stored, wanted) {
   if (name === "send_at") return stored && new Date(stored).getTime() === new Date(wanted).getTime();
   if (name === "allow_broadcast") return Boolean(stored) === wanted;
+  if (name === "timezone") return (stored ?? "UTC") === wanted;
   return stored === wanted;
 }
 

@@ -138,6 +138,30 @@ def test_two_tabs_edit_the_same_message_and_the_second_is_told_to_reload(
     assert message(db, created["id"])["version"] == 3
 
 
+def test_an_edit_turns_a_one_off_into_a_series_in_place(
+    page: Page, api: Any, db: firestore.Client
+) -> None:
+    _, created = call(api, "POST", "/messages", ONE_OFF)
+    page.get_by_role("button", name="Show").click()
+    listed(page, ONE_OFF["text"]).get_by_role("button", name="Edit").click()
+    # The stored one-off, in its own zone (UTC), as a local wall clock.
+    expect(page.get_by_label("Send at (in the timezone above)")).to_have_value("2027-01-04 12:00")
+    page.get_by_label("Repeating").check()
+    page.get_by_label("Repeat rule (RRULE)").fill("FREQ=DAILY;BYHOUR=9;BYMINUTE=0")
+    page.get_by_label("First occurrence from (local)").fill("2027-01-05 09:00")
+    expect(page.locator("aside.preview ol li")).to_have_count(5)
+    page.get_by_role("button", name="Save changes").click()
+    expect(page.get_by_role("status").filter(has_text="Saved: message")).to_be_visible()
+    stored = message(db, created["id"])
+    assert (stored["status"], stored["rrule"], stored.get("send_at")) == (
+        "recurring",
+        "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+        None,
+    )
+    assert len(db.collection(MESSAGES).get()) == 1  # in place, never a second record
+    expect(listed(page, ONE_OFF["text"]).locator(".status")).to_have_text("recurring")
+
+
 def test_an_edit_of_a_message_being_sent_says_so(
     page: Page, api: Any, db: firestore.Client
 ) -> None:
