@@ -42,8 +42,11 @@ export function mountMessageForm(container, onSaved) {
     body.allow_broadcast = input("allow_broadcast").checked;
     if (kind() === "once") {
       const local = wall(value("send_at"));
-      // A malformed time goes as typed: the API's 422 then names the field.
-      if (local) body.send_at = WALL.test(local) && isZone(zone) ? zonedIso(local, zone) : local;
+      // A malformed time goes as typed, and with an unknown zone as if UTC: the API's 422
+      // then names the field that is wrong.
+      const utcGuess = `${local}:00Z`;
+      if (local && !WALL.test(local)) body.send_at = local;
+      else if (local) body.send_at = isZone(zone) ? zonedIso(local, zone) : utcGuess;
     } else {
       if (value("rrule")) body.rrule = value("rrule");
       if (value("dtstart")) body.dtstart = wall(value("dtstart"));

@@ -5,6 +5,7 @@ message, XSS payloads kept inert, keyboard-only use, and a phone-sized layout.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from google.cloud import firestore
 from playwright.sync_api import Locator, Page, expect
 
 from core.store import MESSAGES
+from emulator.run_local import examples
 from emulator.slack_standin import SlackStandIn
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -310,3 +312,28 @@ def test_a_phone_wide_layout_has_no_horizontal_scroll(
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1] == 375
     screenshot(page, "phone")
+
+
+def test_the_make_run_examples_list_after_a_pass(
+    page: Page, db: firestore.Client, tick_app: Any, watched: dict[int, Watched]
+) -> None:
+    """What `make run` seeds, after its first pass: sent, failed with its reason (a timezone
+    that does not exist), a series waiting; the page shows each without a script error."""
+    for doc_id, data in examples(T0, "C0123ABCD").items():
+        written = replace(data, created_at=T0, updated_at=T0, version=1)
+        db.collection(MESSAGES).document(doc_id).set(written.to_document())
+    answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("li.message")).to_have_count(4)
+    bad = page.locator('li.message[data-id="example-bad-timezone"]')
+    expect(bad.locator(".status")).to_have_text("failed")
+    expect(bad.locator(".reason")).to_contain_text("invalid_timezone")
+    expect(page.locator('li.message[data-id="example-welcome"] .status')).to_have_text("sent")
+    bad.get_by_role("button", name="Edit").click()
+    expect(page.get_by_label("Timezone", exact=True)).to_have_value("Mars/Olympus_Mons")
+    expect(page.locator("aside.preview")).to_contain_text("No preview yet: timezone")
+    # Refused before any claim: no ledger entry, and the history says so.
+    bad.get_by_role("button", name="History").click()
+    expect(bad.locator(".deliveries")).to_have_text("Nothing was delivered yet.")
+    screenshot(page, "make-run-examples")
+    assert watched[id(page)].errors == []
