@@ -8,6 +8,7 @@ import functions_framework
 from cloudevents.http import CloudEvent
 from werkzeug.exceptions import NotFound as NoRoute
 
+from composer.page import serve_page
 from composer.routes import handle_api
 from core.http import respond, unrouted
 from targets.deliver import handle_deliver
@@ -21,7 +22,9 @@ def tick(request: flask.Request) -> flask.Response:
 
 @functions_framework.http
 def api(request: flask.Request) -> flask.Response:
-    return respond(request, handle_api)
+    # The page's files first: they need no credentials (composer/page.py).
+    page = serve_page(request)
+    return page if page is not None else respond(request, handle_api)
 
 
 @functions_framework.cloud_event
@@ -30,7 +33,10 @@ def deliver(event: CloudEvent) -> None:
 
 
 def not_routed(_: NoRoute) -> flask.Response:
-    return respond(flask.request, unrouted)
+    # Flask's own `/static/<filename>` rule (no static folder: always 404) catches the page's
+    # files before the `api` target sees them; the app is named after its target.
+    page = serve_page(flask.request) if flask.current_app.name == "api" else None
+    return page if page is not None else respond(flask.request, unrouted)
 
 
 # A path the framework's own router cannot match (`/messages/a%0Ab`: its `<path:path>` takes

@@ -1,0 +1,90 @@
+"""The composer page: `GET /` (web/index.html) and `GET /static/<file>` (the rest of web/).
+
+These paths are static: they carry no data, so they need no Authorization header (a browser
+navigation cannot send one) and are answered before the `api` target authenticates. Every
+answer carries a strict Content-Security-Policy: scripts, styles and fetches from this origin
+only (plus Google Identity Services when COMPOSER_CLIENT_ID is set), no inline code, never
+framed. Only files directly in web/ with a plain name are served, so no path reaches outside.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import flask
+import jinja2
+
+from core.errors import SettingsError
+from core.settings import Settings
+
+WEB = Path(__file__).resolve().parent.parent / "web"
+_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+}
+_PLAIN_NAME = re.compile(r"[a-z][a-z0-9_-]*\.[a-z]+")
+# The origins Google Identity Services loads from (its script, its button's frame and style).
+_GOOGLE = "https://accounts.google.com/gsi/"
+
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(WEB), autoescape=True, undefined=jinja2.StrictUndefined
+)
+
+
+def content_security_policy(client_id: str | None) -> str:
+    google = f" {_GOOGLE}" if client_id else ""
+    return "; ".join(
+        [
+            "default-src 'none'",
+            f"script-src 'self'{google}",
+            f"style-src 'self'{google}",
+            f"connect-src 'self'{google}",
+            f"frame-src {_GOOGLE}" if client_id else "frame-src 'none'",
+            "img-src 'self'",
+            "form-action 'self'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def serve_page(request: flask.Request) -> flask.Response | None:
+    """The page's answer to `request`, or None when the path is not one of the page's."""
+    path = request.path
+    if path != "/" and not path.startswith("/static/"):
+        return None
+    if request.method not in ("GET", "HEAD"):
+        return _secured(flask.Response("GET only\n", 405, {"Allow": "GET, HEAD"}), None)
+    client_id = _client_id()
+    if path == "/":
+        html = _templates.get_template("index.html").render(client_id=client_id)
+        return _secured(flask.Response(html, 200, mimetype="text/html"), client_id)
+    return _secured(_static(path.removeprefix("/static/")), client_id)
+
+
+def _client_id() -> str | None:
+    try:
+        return Settings.from_env().composer_client_id
+    except SettingsError:
+        return None  # the page still loads; its API calls answer the settings error
+
+
+def _static(name: str) -> flask.Response:
+    file = WEB / name
+    kind = _TYPES.get(file.suffix)
+    if not _PLAIN_NAME.fullmatch(name) or kind is None or not file.is_file():
+        return flask.Response("not found\n", 404, mimetype="text/plain")
+    response = flask.Response(file.read_bytes(), 200, content_type=kind)
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+def _secured(response: flask.Response, client_id: str | None) -> flask.Response:
+    response.headers["Content-Security-Policy"] = content_security_policy(client_id)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Frame-Options"] = "DENY"
+    return response

@@ -1,0 +1,64 @@
+// Instants and wall clocks in named timezones, through Intl only (no library, no build step).
+
+export function viewerZone() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+// "4 Jan 2027, 10:00 CET" for an ISO instant, in `zone` (default: the viewer's).
+export function formatInstant(utc, zone) {
+  if (!utc) return "—";
+  const options = { dateStyle: "medium", timeStyle: "short", timeZone: zone || viewerZone() };
+  try {
+    const date = new Intl.DateTimeFormat(undefined, options).format(new Date(utc));
+    return `${date} ${zoneName(utc, options.timeZone)}`;
+  } catch {
+    return utc; // an unknown zone: the instant as the API gave it
+  }
+}
+
+function zoneName(utc, timeZone) {
+  const parts = new Intl.DateTimeFormat("en-GB", { timeZone, timeZoneName: "short" })
+    .formatToParts(new Date(utc));
+  return parts.find((part) => part.type === "timeZoneName")?.value ?? timeZone;
+}
+
+export function isZone(zone) {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Minutes `zone` is ahead of UTC at the instant `ms`.
+function offsetMinutes(zone, ms) {
+  const parts = new Intl.DateTimeFormat("en-US", {
+    timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
+    hour: "2-digit", minute: "2-digit", second: "2-digit",
+  }).formatToParts(new Date(ms));
+  const get = (type) => Number(parts.find((part) => part.type === type).value);
+  const wall = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"),
+    get("second"));
+  return Math.round((wall - Math.floor(ms / 1000) * 1000) / 60000);
+}
+
+// A local wall clock "YYYY-MM-DDTHH:MM" in `zone` as ISO-8601 with that zone's offset.
+export function zonedIso(local, zone) {
+  const [date, time = "00:00"] = local.split("T");
+  const [y, mo, d] = date.split("-").map(Number);
+  const [h, mi] = time.split(":").map(Number);
+  const wall = Date.UTC(y, mo - 1, d, h, mi);
+  let offset = offsetMinutes(zone, wall);
+  offset = offsetMinutes(zone, wall - offset * 60000); // settle across an offset change
+  const sign = offset < 0 ? "-" : "+";
+  const abs = Math.abs(offset);
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${date}T${pad(h)}:${pad(mi)}:00${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+// The wall clock "YYYY-MM-DDTHH:MM" of an ISO instant in `zone` (for a datetime-local field).
+export function wallClock(utc, zone) {
+  const ms = new Date(utc).getTime();
+  return new Date(ms + offsetMinutes(zone, ms) * 60000).toISOString().slice(0, 16);
+}
