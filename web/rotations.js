@@ -392,6 +392,13 @@ function editor(host, stored, { saved, reload }) {
   }
 }
 
+// One key per create form: a retried create answers the rotation it made. randomUUID needs a
+// secure context; getRandomValues works on plain http too (a LAN address under `make run`).
+function idempotencyKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 let keys = 0;
 function newMember(id) {
   keys += 1;
@@ -417,7 +424,7 @@ function fromStored(stored) {
     next: members[cursor] ?? members[0] ?? null,
     nextChosen: false,
     skips: Object.entries(s.skips ?? {}).map(([date, out]) => ({ date, out: new Set(out) })),
-    key: crypto.randomUUID(),
+    key: idempotencyKey(),
   };
 }
 
