@@ -312,11 +312,14 @@ function editor(host, stored, { saved, reload }) {
     const rows = el("ul", { class: "rot-skip-list" });
     state.skips.forEach((skip, position) => {
       const label = `Skip date ${position + 1}`;
-      const date = make("input", { type: "date", name: `skip-date-${position}` }, [], { value: skip.date });
-      const item = el("li", { class: "rot-skip", "data-field": `skips.${skip.date}` });
+      // A 422 names `skips.<date>`: its message goes under this date's field.
+      const date = make("input", { type: "date", name: `skip-date-${position}`, "data-field": `skips.${skip.date}` }, [], {
+        value: skip.date,
+      });
+      const item = el("li", { class: "rot-skip" });
       date.addEventListener("change", () => {
         skip.date = date.value;
-        item.setAttribute("data-field", `skips.${skip.date}`);
+        date.setAttribute("data-field", `skips.${skip.date}`);
       });
       const out = el("fieldset", {}, el("legend", {}, `Out on ${label.toLowerCase()}`));
       for (const member of state.members.filter((m) => m.id)) {
