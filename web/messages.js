@@ -1,6 +1,163 @@
-// The Messages section.
-import { el } from "./ui.js";
+// The Messages section: the composer, then the list (filters, paging by cursor) with each
+// message's state, next run in its own timezone and the viewer's, actions and history.
+import { api } from "./api.js";
+import { showDeliveries } from "./deliveries.js";
+import { mountMessageForm } from "./message_form.js";
+import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
+
+const FILTERS = [
+  ["", "All messages"],
+  ["pending,recurring,sending,paused", "Scheduled and in flight"],
+  ["sending", "Sending now (in flight)"],
+  ["unconfirmed", "Unconfirmed"],
+  ["failed", "Failed"],
+  ["sent,completed", "Sent and completed"],
+  ["paused", "Paused"],
+  ["skipped", "Skipped"],
+  ["cancelled", "Cancelled"],
+];
+const EDITABLE = ["pending", "recurring", "paused", "failed"];
+const PAGE_SIZE = 20;
 
 export function mountMessages(container) {
-  container.append(el("h2", {}, "Messages"));
+  const composer = mountMessageForm(container, () => load());
+  const filters = filterForm();
+  const summary = el("p", { role: "status", class: "hint" });
+  const list = el("ul", { class: "messages", "aria-label": "Messages" });
+  const more = el("button", { type: "button", hidden: true }, "More messages");
+  container.append(
+    el("h2", { id: "m-list-heading" }, "Messages"),
+    filters, summary, list, more,
+  );
+  let cursor = null;
+  let shown = 0;
+
+  async function load(next = null) {
+    clearProblems(filters);
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    const status = filters.elements.status.value;
+    const channel = filters.elements.channel.value.trim();
+    if (status) query.set("status", status);
+    if (channel) query.set("channel", channel);
+    if (next) query.set("cursor", next);
+    const answer = await api("GET", `/messages?${query}`);
+    if (answer.status !== 200) {
+      if (answer.status === 422) showProblems(filters, answer);
+      else notice(summary, `Could not list messages: ${answer.data?.message ?? answer.status}`);
+      return;
+    }
+    if (!next) {
+      list.replaceChildren();
+      shown = 0;
+    }
+    list.append(...answer.data.messages.map((message) => item(message)));
+    shown += answer.data.messages.length;
+    cursor = answer.data.next_cursor;
+    more.hidden = !cursor;
+    summary.textContent = `${shown} message${shown === 1 ? "" : "s"} shown${cursor ? "; more below" : ""}.`;
+  }
+
+  function item(message) {
+    const history = el("div", { id: `history-${message.id}`, class: "deliveries", hidden: true });
+    const status = el("div", { class: "notice", hidden: true });
+    const act = (label, run) => el("button", { type: "button", onclick: () => run(status) }, label);
+    const actions = [];
+    if (EDITABLE.includes(message.status)) actions.push(act("Edit", () => composer.edit(message)));
+    if (["pending", "recurring"].includes(message.status)) {
+      actions.push(act("Pause", (box) => change(box, "POST", message, "/pause")));
+    }
+    if (message.status === "paused") {
+      actions.push(act("Resume", (box) => change(box, "POST", message, "/resume")));
+    }
+    if (EDITABLE.includes(message.status)) {
+      actions.push(act("Cancel message", (box) => cancel(box, message)));
+    }
+    const toggle = el("button", {
+      type: "button", "aria-expanded": "false", "aria-controls": history.id,
+    }, "History");
+    toggle.addEventListener("click", () => {
+      const open = toggle.getAttribute("aria-expanded") !== "true";
+      toggle.setAttribute("aria-expanded", String(open));
+      history.hidden = !open;
+      if (open) showDeliveries(history, message);
+    });
+    actions.push(toggle);
+    return el("li", { class: "message", "data-id": message.id },
+      el("h3", {}, el("span", { class: `status status-${message.status}` }, message.status), " ",
+        message.channel ?? message.user ?? "—"),
+      el("p", { class: "text" }, clip(message.text ?? "")),
+      el("dl", {}, facts(message)),
+      status,
+      el("div", { class: "actions" }, actions),
+      history);
+  }
+
+  async function change(box, method, message, suffix = "") {
+    const path = `/messages/${encodeURIComponent(message.id)}${suffix}`;
+    const answer = await api(method, path, { ifMatch: message.version });
+    if (answer.status === 200) return load();
+    if (answer.status === 412) {
+      notice(box, "Someone changed this message meanwhile; the list now shows their version.",
+        { alert: true });
+      return;
+    }
+    notice(box, `Not done: ${answer.data?.message ?? answer.status}`, { alert: true });
+  }
+
+  function cancel(box, message) {
+    if (window.confirm("Cancel this message? It will not be sent again.")) {
+      change(box, "DELETE", message);
+    }
+  }
+
+  filters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    load();
+  });
+  more.addEventListener("click", () => load(cursor));
+  load();
+}
+
+function filterForm() {
+  return el("form", { class: "filters", "aria-label": "Filter messages" },
+    field("Status", el("select", { id: "f-status", name: "status" },
+      FILTERS.map(([value, label]) => el("option", { value }, label)))),
+    field("Channel", el("input", {
+      id: "f-channel", name: "channel", type: "text", placeholder: "C0123ABCD", autocomplete: "off",
+    })),
+    el("div", { class: "form-problems", hidden: true }),
+    el("button", { type: "submit" }, "Show"));
+}
+
+// What a person watching this message needs: when it runs (its zone and theirs), what is in
+// flight, what failed and why.
+function facts(message) {
+  const zone = message.timezone ?? "UTC";
+  const rows = [
+    ["Schedule", message.rrule ? `${message.rrule} from ${message.dtstart} (${zone})` : `once (${zone})`],
+  ];
+  const waiting = ["pending", "recurring", "paused"].includes(message.status);
+  const label = message.status === "sending" ? "Sending occurrence" : waiting ? "Next run" : "Last due";
+  const when = message.lease?.occurrence_at ?? message.next_run_at;
+  if (when) {
+    rows.push([`${label} (${zone})`, formatInstant(when, zone)]);
+    rows.push([`${label} (your time)`, formatInstant(when)]);
+  }
+  if (message.status === "sending" && message.lease?.expires_at) {
+    rows.push(["Claim expires", formatInstant(message.lease.expires_at)]);
+  }
+  if (message.last_error) {
+    rows.push(["Reason", `${message.last_error.code}: ${message.last_error.message ?? ""}`]);
+  }
+  if (message.sent_count) {
+    rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
+  }
+  return rows.flatMap(([term, value]) => [
+    el("dt", {}, term),
+    el("dd", { class: term === "Reason" ? "reason" : null }, value),
+  ]);
+}
+
+function clip(text, limit = 280) {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }

@@ -43,14 +43,19 @@ function offsetMinutes(zone, ms) {
   return Math.round((wall - Math.floor(ms / 1000) * 1000) / 60000);
 }
 
-// A local wall clock "YYYY-MM-DDTHH:MM" in `zone` as ISO-8601 with that zone's offset.
+// A local wall clock "YYYY-MM-DDTHH:MM" in `zone` as ISO-8601 with that zone's offset. Like
+// Python's zoneinfo with fold=0: a time that happens twice is the first one; a time skipped
+// by a clock change keeps the offset from before it (02:30 becomes 03:30 summer time).
 export function zonedIso(local, zone) {
   const [date, time = "00:00"] = local.split("T");
   const [y, mo, d] = date.split("-").map(Number);
   const [h, mi] = time.split(":").map(Number);
   const wall = Date.UTC(y, mo - 1, d, h, mi);
-  let offset = offsetMinutes(zone, wall);
-  offset = offsetMinutes(zone, wall - offset * 60000); // settle across an offset change
+  const day = 24 * 3600 * 1000;
+  const before = offsetMinutes(zone, wall - day);
+  const after = offsetMinutes(zone, wall + day);
+  const fits = [before, after].filter((o) => offsetMinutes(zone, wall - o * 60000) === o);
+  const offset = fits.length ? Math.max(...fits) : before;
   const sign = offset < 0 ? "-" : "+";
   const abs = Math.abs(offset);
   const pad = (n) => String(n).padStart(2, "0");

@@ -1,0 +1,276 @@
+// Creating and editing a message: the form, its live preview (POST /preview, debounced) and
+// the save (POST /messages with an Idempotency-Key, or PUT with If-Match = the version read).
+import { api } from "./api.js";
+import { renderMrkdwn } from "./mrkdwn.js";
+import { isZone, viewerZone, wallClock, zonedIso } from "./time.js";
+import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
+
+const PREVIEW_DELAY_MS = 400;
+const WALL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/;
+// "2027-01-04 12:30" (as typed) or "2027-01-04T12:30" to the API's local wall clock.
+const wall = (text) => text.replace(/^(\d{4}-\d{2}-\d{2})[ T]+/, "$1T");
+// The fields of the kind not chosen: an edit that switches kind removes them.
+const OTHER_KIND = {
+  once: ["rrule", "dtstart", "exdates", "working_days", "on_non_working_day"],
+  repeat: ["send_at", "expires_at"],
+};
+// Stored fields the form does not show: an edit keeps them, so the preview includes them.
+const KEPT = ["exdates", "working_days", "on_non_working_day", "expires_at",
+  "misfire_grace_seconds", "on_ambiguous"];
+const ZONES = ["UTC", ...Intl.supportedValuesOf("timeZone").filter((zone) => zone !== "UTC")];
+
+// Builds the composer into `container`; `onSaved()` runs after each create or edit.
+// Answers `{ edit(record) }` to load a stored message into the form.
+export function mountMessageForm(container, onSaved) {
+  const ui = build();
+  const state = { record: null, key: null, keyFor: null, previewSeq: 0, timer: null };
+  container.append(ui.root);
+
+  const input = (name) => ui.form.elements[name];
+  const value = (name) => input(name).value.trim();
+  const kind = () => (ui.form.querySelector('[name="kind"]:checked')?.value ?? "once");
+
+  function showKind() {
+    ui.once.hidden = kind() !== "once";
+    ui.repeat.hidden = kind() !== "repeat";
+  }
+
+  // The form as a create body (the shape POST /preview takes too).
+  function draft() {
+    const zone = value("timezone") || "UTC";
+    const body = { channel: value("channel"), text: input("text").value, timezone: zone };
+    body.allow_broadcast = input("allow_broadcast").checked;
+    if (kind() === "once") {
+      const local = wall(value("send_at"));
+      // A malformed time goes as typed, and with an unknown zone as if UTC: the API's 422
+      // then names the field that is wrong.
+      const utcGuess = `${local}:00Z`;
+      if (local && !WALL.test(local)) body.send_at = local;
+      else if (local) body.send_at = isZone(zone) ? zonedIso(local, zone) : utcGuess;
+    } else {
+      if (value("rrule")) body.rrule = value("rrule");
+      if (value("dtstart")) body.dtstart = wall(value("dtstart"));
+    }
+    return body;
+  }
+
+  // An edit names only what changed; switching kind removes the other kind's fields.
+  function changes(record, body) {
+    const edit = {};
+    for (const [name, wanted] of Object.entries(body)) {
+      if (!same(name, record[name], wanted)) edit[name] = wanted;
+    }
+    for (const name of OTHER_KIND[kind()]) if (record[name] != null) edit[name] = null;
+    return edit;
+  }
+
+  function schedulePreview() {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(preview, PREVIEW_DELAY_MS);
+  }
+
+  async function preview() {
+    const body = draft();
+    const seq = ++state.previewSeq;
+    if (!body.text.trim()) {
+      ui.rendered.replaceChildren();
+      ui.occurrences.replaceChildren();
+      notice(ui.previewStatus, "Type a message to see how Slack shows it.");
+      return;
+    }
+    const kept = state.record ? KEPT.filter((name) => state.record[name] != null) : [];
+    for (const name of kept) {
+      if (!OTHER_KIND[kind()].includes(name)) body[name] = state.record[name];
+    }
+    const answer = await api("POST", "/preview?count=5", { body });
+    if (seq !== state.previewSeq) return; // a newer preview is on its way
+    if (answer.status !== 200) {
+      const details = answer.data?.details ?? [];
+      const why = details.map((d) => `${d.field}: ${d.message}`).join("; ");
+      notice(ui.previewStatus, `No preview yet: ${why || answer.data?.message || answer.status}`);
+      return;
+    }
+    notice(ui.previewStatus, "");
+    ui.rendered.replaceChildren(renderMrkdwn(answer.data.text));
+    const zone = body.timezone;
+    ui.occurrences.replaceChildren(
+      ...answer.data.occurrences.map((when) =>
+        el("li", {}, formatInstant(when.utc, zone), el("br"), `yours: ${formatInstant(when.utc)}`),
+      ),
+    );
+  }
+
+  async function save(event) {
+    event.preventDefault();
+    clearProblems(ui.form);
+    notice(ui.status, "");
+    const body = draft();
+    const record = state.record;
+    let answer;
+    ui.submit.disabled = true;
+    try {
+      if (record) {
+        const edit = changes(record, body);
+        if (!Object.keys(edit).length) return notice(ui.status, "Nothing changed.");
+        const path = `/messages/${encodeURIComponent(record.id)}`;
+        answer = await api("PUT", path, { body: edit, ifMatch: record.version });
+      } else {
+        answer = await api("POST", "/messages", { body, idempotencyKey: keyFor(body) });
+      }
+    } finally {
+      ui.submit.disabled = false;
+    }
+    if (answer.status === 200 || answer.status === 201) {
+      const what = record ? "Saved" : "Scheduled";
+      reset();
+      notice(ui.status, `${what}: message ${answer.data.id} (${answer.data.status}).`);
+      onSaved(answer.data);
+    } else if (answer.status === 412) {
+      const reload = el("button", { type: "button", onclick: () => reloadRecord() }, "Reload");
+      notice(ui.status, "Someone changed this message since you opened it; your edit was not " +
+        "saved. Reload to see their version.", { alert: true, actions: [reload] });
+      reload.focus();
+    } else if (answer.status === 409) {
+      notice(ui.status, conflictText(answer.data), { alert: true });
+    } else if (answer.status !== 401) {
+      showProblems(ui.form, answer);
+    }
+  }
+
+  // The same body retried (a lost answer, a double click) reuses its key: one record only.
+  function keyFor(body) {
+    const text = JSON.stringify(body);
+    if (state.keyFor !== text) {
+      // getRandomValues, unlike randomUUID, works outside secure contexts too.
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      state.key = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      state.keyFor = text;
+    }
+    return state.key;
+  }
+
+  async function reloadRecord() {
+    const answer = await api("GET", `/messages/${encodeURIComponent(state.record.id)}`);
+    if (answer.status !== 200) {
+      return notice(ui.status, `Reload failed: ${answer.data?.message}`, { alert: true });
+    }
+    edit(answer.data);
+    notice(ui.status, `Reloaded version ${answer.data.version}; make your change again.`);
+  }
+
+  function edit(record) {
+    state.record = record;
+    clearProblems(ui.form);
+    notice(ui.status, "");
+    ui.heading.textContent = `Edit message ${record.id}`;
+    ui.submit.textContent = "Save changes";
+    ui.stop.hidden = false;
+    const zone = record.timezone ?? "UTC";
+    input("channel").value = record.channel ?? "";
+    input("text").value = record.text ?? "";
+    input("timezone").value = zone;
+    input("allow_broadcast").checked = Boolean(record.allow_broadcast);
+    const repeat = Boolean(record.rrule);
+    ui.form.querySelector(`[name="kind"][value="${repeat ? "repeat" : "once"}"]`).checked = true;
+    const local = (utc) => (isZone(zone) ? wallClock(utc, zone) : utc.slice(0, 16));
+    input("send_at").value = record.send_at ? local(record.send_at).replace("T", " ") : "";
+    input("rrule").value = record.rrule ?? "";
+    input("dtstart").value = (record.dtstart ?? "").replace("T", " ");
+    showKind();
+    preview();
+    ui.heading.focus();
+  }
+
+  function reset() {
+    state.record = null;
+    ui.form.reset();
+    input("timezone").value = viewerZone();
+    ui.heading.textContent = "Schedule a message";
+    ui.submit.textContent = "Schedule";
+    ui.stop.hidden = true;
+    showKind();
+    preview();
+  }
+
+  ui.form.addEventListener("submit", save);
+  ui.form.addEventListener("input", schedulePreview);
+  ui.form.addEventListener("change", () => {
+    showKind();
+    schedulePreview();
+  });
+  ui.stop.addEventListener("click", () => {
+    reset();
+    notice(ui.status, "Edit abandoned; nothing was saved.");
+  });
+  reset();
+  return { edit };
+}
+
+function same(name, stored, wanted) {
+  if (name === "send_at") return stored && new Date(stored).getTime() === new Date(wanted).getTime();
+  if (name === "allow_broadcast") return Boolean(stored) === wanted;
+  if (name === "timezone") return (stored ?? "UTC") === wanted;
+  return stored === wanted;
+}
+
+function conflictText(data) {
+  const status = data?.details?.find((detail) => detail.field === "status")?.message;
+  if (status === "sending") {
+    return "This message is being sent right now, so it cannot be changed; try again once " +
+      "the send is settled.";
+  }
+  return `Not saved: ${data?.message ?? "the message cannot be changed now"}.`;
+}
+
+// The form's elements; every control has a <label>, hints are tied by aria-describedby.
+function build() {
+  const text = (id, name, attrs = {}) => el("input", { id, name, type: "text", ...attrs });
+  const radio = (value, label, checked) =>
+    el("span", { class: "choice" },
+      el("input", { type: "radio", id: `m-kind-${value}`, name: "kind", value, checked }),
+      el("label", { for: `m-kind-${value}` }, label));
+  const zones = el("datalist", { id: "m-zones" }, ZONES.map((zone) => el("option", { value: zone })));
+  const when = (id, name) => text(id, name, { placeholder: "2027-01-04 09:30", autocomplete: "off" });
+  const once = el("div", {},
+    field("Send at (in the timezone above)", when("m-send-at", "send_at"),
+      "Local date and time, YYYY-MM-DD HH:MM"));
+  const repeat = el("div", {},
+    field("Repeat rule (RRULE)", text("m-rrule", "rrule", { spellcheck: "false" }),
+      "e.g. FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=9;BYMINUTE=0 (COUNT and UNTIL work too)"),
+    field("First occurrence from (local)", when("m-dtstart", "dtstart"),
+      "Local date and time the series starts from, YYYY-MM-DD HH:MM"));
+  const heading = el("h2", { id: "m-form-heading", tabindex: "-1" }, "Schedule a message");
+  const submit = el("button", { type: "submit", class: "primary" }, "Schedule");
+  const stop = el("button", { type: "button", hidden: true }, "Stop editing");
+  const status = el("div", { class: "notice", hidden: true });
+  const form = el("form", { novalidate: true, "aria-labelledby": "m-form-heading" },
+    field("Channel", text("m-channel", "channel", { autocomplete: "off", spellcheck: "false" }),
+      "Slack conversation id, e.g. C0123ABCD"),
+    field("Message", el("textarea", { id: "m-text", name: "text", rows: "6" }),
+      "Markdown: **bold**, _italics_, ~~strike~~, [links](https://…), `code`, lists, <@U123>"),
+    field("Timezone", text("m-timezone", "timezone", { list: "m-zones", autocomplete: "off" }),
+      "IANA name, e.g. Europe/Berlin; times below are wall-clock times there"),
+    zones,
+    el("fieldset", { "data-field": "schedule" },
+      el("legend", {}, "When"),
+      el("div", { role: "radiogroup", "aria-label": "Kind" },
+        radio("once", "Once", true), radio("repeat", "Repeating", false)),
+      once, repeat),
+    el("div", { class: "field choice" },
+      el("input", { id: "m-broadcast", name: "allow_broadcast", type: "checkbox" }),
+      el("label", { for: "m-broadcast" }, "Allow @here, @channel and @everyone to notify")),
+    el("div", { class: "form-problems", hidden: true }),
+    el("div", { class: "actions" }, submit, stop),
+  );
+  const previewStatus = el("p", { class: "hint", role: "status" });
+  const rendered = el("div", { "aria-label": "How Slack shows it" });
+  const occurrences = el("ol", { class: "occurrences" });
+  const aside = el("aside", { class: "preview", "aria-labelledby": "m-preview-heading" },
+    el("h3", { id: "m-preview-heading" }, "Preview"),
+    previewStatus, rendered,
+    el("h4", {}, "Next occurrences"), occurrences);
+  const root = el("div", { class: "composer" },
+    el("div", {}, heading, status, form), aside);
+  return { root, form, heading, submit, stop, status, once, repeat, previewStatus, rendered,
+    occurrences };
+}
