@@ -5,6 +5,7 @@ tab, a keyboard create with a 422 shown next to its field, and user text that st
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -143,3 +144,24 @@ def test_a_keyboard_create_shows_the_422_by_its_field_and_keeps_user_text_inert(
     assert watched[id(page)].errors == []
     assert fits(page)
     screenshot(page, "rotations-created-375")
+
+
+def test_the_history_shows_a_skipped_day_and_why(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, rt: Any, clock: Any
+) -> None:
+    create(api, {**ROTATION, "skips": {"2027-01-05": [ALICE, BOB, CAROL]}})
+    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
+    clock.advance(timedelta(days=1))
+    run_tick(rt, ROTATION_DAY_KIND)  # Tuesday: everyone is out
+
+    section = open_rotation(open_page(PHONE), "On-call")
+
+    days = section.locator("table.history tbody tr")
+    expect(days).to_have_count(2)
+    expect(days.nth(0)).to_contain_text("2027-01-05")
+    expect(days.nth(0)).to_contain_text("skipped")
+    expect(days.nth(0)).to_contain_text("every member was out")
+    expect(days.nth(1)).to_contain_text("2027-01-04")
+    expect(days.nth(1)).to_contain_text(ALICE)
+    expect(days.nth(1)).to_contain_text("sent")
+    assert watched[id(section.page)].errors == []
