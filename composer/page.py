@@ -52,12 +52,13 @@ def content_security_policy(client_id: str | None) -> str:
 
 
 def serve_page(request: flask.Request) -> flask.Response | None:
-    """The page's answer to `request`, or None when the path is not one of the page's."""
+    """The page's answer to `request`, or None when it is not a read of one of the page's
+    paths."""
     path = request.path
+    if request.method not in ("GET", "HEAD"):
+        return None  # the API's (authenticated, JSON) 404 or 405
     if path != "/" and not path.startswith("/static/"):
         return None
-    if request.method not in ("GET", "HEAD"):
-        return _secured(flask.Response("GET only\n", 405, {"Allow": "GET, HEAD"}), None)
     client_id = _client_id()
     if path == "/":
         html = _templates.get_template("index.html").render(client_id=client_id)

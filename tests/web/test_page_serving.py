@@ -81,8 +81,12 @@ def test_no_static_path_reaches_outside_web(api: Any, path: str) -> None:
     assert "import" not in text and "root:" not in text and "{{" not in text
 
 
-def test_the_page_refuses_other_methods(api: Any) -> None:
-    assert api.post("/static/app.js").status_code == 405
+def test_other_methods_on_the_page_paths_are_the_apis_to_answer(api: Any) -> None:
+    for path in ("/", "/static/app.js"):
+        status, body = call(api, "POST", path, {}, auth=False)
+        assert (status, body["error"]) == (401, "unauthorized")
+        status, body = call(api, "POST", path, {})
+        assert (status, body["error"]) == (404, "not_found")
 
 
 def test_a_client_id_adds_its_meta_escaped_and_only_google_identity_origins(
