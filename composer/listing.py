@@ -1,10 +1,11 @@
-"""Listing messages and a message's ledger entries, with cursor pagination.
+"""Listing messages and rotations, and the ledger entries of each, with cursor pagination.
 
 Pages are ordered by an instant and then the document id, so the order is total and a
 cursor (the last row's instant and id, opaque to callers) resumes exactly after that row
 with `start_after`: no offsets, no skipped or repeated rows while documents are added.
 Messages are ordered by `next_run_at`; sent, completed, failed and cancelled messages keep
-their last `next_run_at` (nothing clears it), so they list where they last ran.
+their last `next_run_at` (nothing clears it), so they list where they last ran. Rotations
+are ordered the same way (a paused one keeps the `next_run_at` of its next turn day).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from composer.versions import read
 from core.documents.deliveries import LedgerField
 from core.documents.errors import ErrorField
 from core.documents.messages import MessageField, Status
+from core.documents.rotations import RotationField
 from core.runtime import Runtime
-from core.store import DELIVERIES, MESSAGES, is_document_id, is_timestamp
+from core.store import DELIVERIES, MESSAGES, ROTATIONS, is_document_id, is_timestamp
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -100,6 +102,30 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     return {"deliveries": [_delivery(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
 
 
+def list_rotations(rt: Runtime, page: Page) -> dict[str, Any]:
+    """Every rotation, active and paused, by `next_run_at` and then id."""
+    query = rt.db.collection(ROTATIONS).order_by(RotationField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
+    rows, cursor = _page(query, RotationField.NEXT_RUN_AT, page)
+    return {"rotations": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+
+
+def list_rotation_days(rt: Runtime, rotation_id: str, page: Page) -> dict[str, Any]:
+    """The rotation's history: every day in its ledger, newest first, posted (`sent`),
+    `skipped` (with the reason: missed, everyone out, day ended), failed, unconfirmed,
+    released or still claimed alike, with the member the day named."""
+    read(rt.db.collection(ROTATIONS).document(rotation_id), "rotation")
+    direction = firestore.Query.DESCENDING
+    query = (
+        rt.db.collection(DELIVERIES)
+        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation_id))
+        .order_by(LedgerField.OCCURRENCE_AT, direction=direction)
+        .order_by(_DOCUMENT_ID, direction=direction)
+    )
+    rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
+    days = [_delivery(s.id, s.to_dict() or {}, _LISTED_DAY) for s in rows]
+    return {"deliveries": days, "next_cursor": cursor}
+
+
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
     if raw is not None:
         check_channel(problems, "channel", raw)
@@ -119,10 +145,14 @@ _LISTED = (
     LedgerField.CHANNEL,
     LedgerField.ERROR,
 )
+# A listed rotation day: the same, with the local date and the member it named.
+_LISTED_DAY = (LedgerField.OCCURRENCE_DATE, LedgerField.MEMBER, *_LISTED)
 
 
-def _delivery(delivery_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    listed = {field.value: entry.get(field) for field in _LISTED}
+def _delivery(
+    delivery_id: str, entry: dict[str, Any], fields: tuple[LedgerField, ...] = _LISTED
+) -> dict[str, Any]:
+    listed = {field.value: entry.get(field) for field in fields}
     error = listed[LedgerField.ERROR] if isinstance(listed[LedgerField.ERROR], dict) else None
     reason = listed[LedgerField.REASON] or (error or {}).get(ErrorField.CODE)
     return as_json(

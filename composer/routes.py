@@ -109,6 +109,22 @@ def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return edit_rotation(rt, ident, edit, if_match), 200
 
 
+def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
+    problems = Problems()
+    _allow_query(request, problems, "limit", "cursor")
+    page = listing.page_from(request.args, problems)
+    problems.raise_if_any()
+    return listing.list_rotations(rt, page), 200
+
+
+def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    problems = Problems()
+    _allow_query(request, problems, "limit", "cursor")
+    page = listing.page_from(request.args, problems)
+    problems.raise_if_any()
+    return listing.list_rotation_days(rt, ident, page), 200
+
+
 def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     count = _count_from(request)
     parse_body(request, RotationPreview, optional=True)
@@ -129,9 +145,11 @@ _ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
     ("POST", re.compile(rf"/messages/{_ID}/resume"), _resume_message),
     ("POST", re.compile(r"/preview"), _preview),
     ("POST", re.compile(r"/rotations"), _post_rotation),
+    ("GET", re.compile(r"/rotations"), _list_rotations),
     ("GET", re.compile(rf"/rotations/{_ID}"), _get_rotation),
     ("PUT", re.compile(rf"/rotations/{_ID}"), _put_rotation),
     ("POST", re.compile(rf"/rotations/{_ID}/preview"), _preview_rotation),
+    ("GET", re.compile(rf"/rotations/{_ID}/deliveries"), _list_rotation_days),
 ]
 
 

@@ -1,0 +1,167 @@
+"""The Rotations section in a real browser on the real `api` target: reorder members with the
+keyboard and see the preview follow, the history of posted days, a stale edit from a second
+tab, a keyboard create with a 422 shown next to its field, and user text that stays text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from processor.tick import run_tick
+from rotations.kind import ROTATION_DAY_KIND
+from tests.fixtures.api import call
+from tests.fixtures.rotations import ALICE, BOB, CAROL, ROTATION, create
+from tests.web.conftest import Watched, screenshot
+
+PHONE = {"width": 375, "height": 800}
+XSS_NAME = "<img src=x onerror=alert(1)>"
+XSS_TEXT = "<script>alert(2)</script> {member} <img src=x onerror=alert(3)>"
+
+
+def rotations(page: Page) -> Any:
+    page.get_by_role("link", name="Rotations").click()
+    section = page.locator("#rotations")
+    expect(section.get_by_role("heading", name="Rotations", exact=True)).to_be_visible()
+    return section
+
+
+def open_rotation(page: Page, name: str) -> Any:
+    section = rotations(page)
+    section.get_by_role("button", name=name, exact=True).click()
+    expect(section.get_by_role("button", name="Save changes")).to_be_visible()
+    return section
+
+
+def expect_turns(section: Any, members: list[str]) -> None:
+    """The preview lists these members, in order (waiting for a reload to finish)."""
+    expect(section.locator(".rot-turn-member")).to_have_text(members)
+
+
+def press(page: Page, control: Any, key: str = "Enter") -> None:
+    control.focus()
+    page.keyboard.press(key)
+
+
+def fits(page: Page) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_reordering_with_the_keyboard_changes_the_previewed_turns(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, rt: Any
+) -> None:
+    created = create(api, ROTATION)
+    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice; Bob is next
+    page = open_page(PHONE)
+    section = open_rotation(page, "On-call")
+    expect_turns(section, [BOB, CAROL, ALICE, BOB, CAROL])
+    history = section.locator("table.history tbody tr")
+    expect(history).to_have_count(1)
+    expect(history.first).to_contain_text("2027-01-04")
+    expect(history.first).to_contain_text(ALICE)
+    expect(history.first).to_contain_text("sent")
+
+    press(page, section.get_by_role("button", name="Move Member 3 up"))  # Carol before Bob
+    # The keyboard stays on Carol's buttons, now at position 2.
+    expect(section.get_by_role("button", name="Move Member 2 up")).to_be_focused()
+    expect(section.locator('input[name^="members."]').nth(1)).to_have_value(CAROL)
+    screenshot(page, "rotations-reordered-375")
+    press(page, section.get_by_role("button", name="Save changes"))
+
+    # Bob stays next (the API's fairness rule); after him the new order: Alice, then Carol.
+    expect(page.locator("#rotations .notice")).to_contain_text("saved")
+    expect_turns(section, [BOB, ALICE, CAROL, BOB, ALICE])
+    assert call(api, "GET", f"/rotations/{created['id']}")[1]["members"] == [ALICE, CAROL, BOB]
+    assert fits(page)
+    screenshot(page, "rotations-preview-375")
+    assert watched[id(page)].errors == []
+
+
+def test_a_stale_edit_in_a_second_tab_says_someone_changed_it(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any
+) -> None:
+    created = create(api, ROTATION)
+    first, second = open_page(), open_page()
+    one, two = open_rotation(first, "On-call"), open_rotation(second, "On-call")
+
+    one.get_by_label("Name").fill("On-call (first tab)")
+    one.get_by_role("button", name="Save changes").click()
+    expect(first.locator("#rotations .notice")).to_contain_text("saved")
+    two.get_by_label("Name").fill("On-call (second tab)")
+    two.get_by_role("button", name="Save changes").click()
+
+    alert = two.get_by_role("alert")
+    expect(alert).to_contain_text("Someone changed this rotation")
+    screenshot(second, "rotations-stale-edit")
+    assert call(api, "GET", f"/rotations/{created['id']}")[1]["name"] == "On-call (first tab)"
+    alert.get_by_role("button", name="Reload").click()
+    expect(two.get_by_label("Name")).to_have_value("On-call (first tab)")
+    assert watched[id(first)].errors == watched[id(second)].errors == []
+
+
+def test_a_keyboard_create_shows_the_422_by_its_field_and_keeps_user_text_inert(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any
+) -> None:
+    page = open_page(PHONE)
+    section = rotations(page)
+    press(page, section.get_by_role("button", name="New rotation"))
+    form = section.locator("form")
+    for label, value in [
+        ("Name", XSS_NAME),
+        ("Channel", "C0123ABCD"),
+        ("Message", XSS_TEXT),
+        ("Timezone", "Europe/Berlin"),
+    ]:
+        form.get_by_label(label, exact=True).fill(value)
+    for member in (ALICE, "not-a-user", CAROL):
+        press(page, form.get_by_label("New member"))
+        page.keyboard.type(member)
+        page.keyboard.press("Enter")
+    press(page, form.get_by_role("button", name="Create rotation"))
+
+    # The API's 422 names members.1: its message sits right after that member's field.
+    member = form.get_by_label("Member 2", exact=True)
+    expect(member).to_have_attribute("aria-invalid", "true")
+    problem = form.locator(".rot-member .field + .problem")
+    expect(problem).to_contain_text("not-a-user")
+    screenshot(page, "rotations-create-422-375")
+    press(page, form.get_by_role("button", name="Remove Member 2"))
+    press(page, form.get_by_role("button", name="Create rotation"))
+
+    expect(page.locator("#rotations .notice")).to_contain_text("created")
+    expect(section.get_by_role("button", name=XSS_NAME, exact=True)).to_be_visible()
+    expect(section.locator(".rot-turn-member").first).to_have_text(ALICE)
+    expect(section.locator(".rot-post")).to_contain_text("&lt;script&gt;")
+    listed = call(api, "GET", "/rotations")[1]["rotations"]
+    assert [(r["name"], r["text"], r["members"]) for r in listed] == [
+        (XSS_NAME, XSS_TEXT, [ALICE, CAROL])
+    ]
+    # Inert: no element was made from the text, no script ran, nothing was fetched for it.
+    assert page.locator("#rotations img, #rotations script").count() == 0
+    assert watched[id(page)].dialogs == []
+    assert watched[id(page)].errors == []
+    assert fits(page)
+    screenshot(page, "rotations-created-375")
+
+
+def test_the_history_shows_a_skipped_day_and_why(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, rt: Any, clock: Any
+) -> None:
+    create(api, {**ROTATION, "skips": {"2027-01-05": [ALICE, BOB, CAROL]}})
+    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
+    clock.advance(timedelta(days=1))
+    run_tick(rt, ROTATION_DAY_KIND)  # Tuesday: everyone is out
+
+    section = open_rotation(open_page(PHONE), "On-call")
+
+    days = section.locator("table.history tbody tr")
+    expect(days).to_have_count(2)
+    expect(days.nth(0)).to_contain_text("2027-01-05")
+    expect(days.nth(0)).to_contain_text("skipped")
+    expect(days.nth(0)).to_contain_text("every member was out")
+    expect(days.nth(1)).to_contain_text("2027-01-04")
+    expect(days.nth(1)).to_contain_text(ALICE)
+    expect(days.nth(1)).to_contain_text("sent")
+    assert watched[id(section.page)].errors == []
