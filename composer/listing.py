@@ -18,8 +18,10 @@ from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
+from pydantic import BaseModel, Field
 
-from composer.serialize import as_json
+from composer.answers import Delivery, DeliveryPage, MessagePage
+from composer.serialize import dump, message_json, stored_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
 from core.documents.deliveries import LedgerField
@@ -42,6 +44,25 @@ STATUSES = (
     Status.UNCONFIRMED,
 )
 _DOCUMENT_ID = "__name__"
+_ONE_STATUS = "|".join(STATUSES)
+
+
+class PageQuery(BaseModel):
+    """The paging query parameters (parsed by `page_from`)."""
+
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    cursor: str | None = Field(None, description="the previous page's `next_cursor`")
+
+
+class MessageQuery(PageQuery):
+    """`GET /messages`' query parameters."""
+
+    status: str | None = Field(
+        None,
+        pattern=rf"^({_ONE_STATUS})(,({_ONE_STATUS}))*$",
+        description="a comma-separated subset of the statuses",
+    )
+    channel: str | None = Field(None, pattern=r"^[CGD][A-Z0-9]{2,}$")
 
 
 @dataclass(frozen=True)
@@ -82,7 +103,8 @@ def list_messages(
         query = query.where(filter=FieldFilter(MessageField.CHANNEL, "==", channel))
     query = query.order_by(MessageField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, MessageField.NEXT_RUN_AT, page)
-    return {"messages": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+    messages = [message_json(s.id, s.to_dict() or {}) for s in rows]
+    return dump(MessagePage.model_validate({"messages": messages, "next_cursor": cursor}))
 
 
 def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
@@ -97,7 +119,8 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
         .order_by(_DOCUMENT_ID, direction=direction)
     )
     rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
-    return {"deliveries": [_delivery(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+    deliveries = [_delivery(s.id, s.to_dict() or {}) for s in rows]
+    return dump(DeliveryPage.model_validate({"deliveries": deliveries, "next_cursor": cursor}))
 
 
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
@@ -125,8 +148,10 @@ def _delivery(delivery_id: str, entry: dict[str, Any]) -> dict[str, Any]:
     listed = {field.value: entry.get(field) for field in _LISTED}
     error = listed[LedgerField.ERROR] if isinstance(listed[LedgerField.ERROR], dict) else None
     reason = listed[LedgerField.REASON] or (error or {}).get(ErrorField.CODE)
-    return as_json(
-        delivery_id, listed | {LedgerField.REASON.value: reason, LedgerField.ERROR.value: error}
+    return stored_json(
+        Delivery,
+        delivery_id,
+        listed | {LedgerField.REASON.value: reason, LedgerField.ERROR.value: error},
     )
 
 
