@@ -4,7 +4,8 @@ serialization schema, so an answer and its documented shape are one thing.
 
 A stored record's answer is the document's fields plus its `id`; other services may write
 documents directly, so fields beyond the ones named here pass through (`extra="allow"`) and
-every named field is optional: an answer carries exactly the fields the document has.
+every named field is optional: an answer carries exactly the fields the document has. Text,
+numbers and flags are strict: a `version` stored as text is not answered as a number.
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
 
 from composer.models import AmbiguityPolicy, NonWorkingDayPolicy, RotationStatus
 
@@ -42,102 +52,102 @@ class _Stored(BaseModel):
 class StoredError(_Stored):
     """`last_error` of a record, `error` of a delivery: why a send or a document failed."""
 
-    code: str | None = None
-    message: str | None = None
+    code: StrictStr | None = None
+    message: StrictStr | None = None
     at: Timestamp | None = None
 
 
 class Lease(_Stored):
     """While an occurrence is claimed: who holds its send, until when, and which it is."""
 
-    owner: str | None = None
+    owner: StrictStr | None = None
     expires_at: Timestamp | None = None
     occurrence_at: Timestamp | None = None
-    occurrence_date: str | None = None
-    member: str | None = None
+    occurrence_date: StrictStr | None = None
+    member: StrictStr | None = None
     held_since: Timestamp | None = None
-    held_code: str | None = None
+    held_code: StrictStr | None = None
 
 
 class StoredWorkingDays(_Stored):
-    country: str | None = None
-    subdivision: str | None = None
+    country: StrictStr | None = None
+    subdivision: StrictStr | None = None
 
 
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
-    id: str
-    channel: str | None = None
-    user: str | None = None
-    category: str | None = None
-    text: str | None = None
-    timezone: str | None = None
+    id: StrictStr
+    channel: StrictStr | None = None
+    user: StrictStr | None = None
+    category: StrictStr | None = None
+    text: StrictStr | None = None
+    timezone: StrictStr | None = None
     send_at: Timestamp | None = None
     expires_at: Timestamp | None = None
-    rrule: str | None = None
-    dtstart: str | None = None
-    exdates: list[str] | None = None
+    rrule: StrictStr | None = None
+    dtstart: StrictStr | None = None
+    exdates: list[StrictStr] | None = None
     working_days: StoredWorkingDays | None = None
     on_non_working_day: NonWorkingDayPolicy | None = None
-    misfire_grace_seconds: int | None = None
-    allow_broadcast: bool | None = None
+    misfire_grace_seconds: StrictInt | None = None
+    allow_broadcast: StrictBool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     status: MessageStatus | None = None
     next_run_at: Timestamp | None = None
-    shard: int | None = None
+    shard: StrictInt | None = None
     occurrence_at: Timestamp | None = None
     anchor: dict[str, Any] | None = None
-    deleted: bool | None = None
+    deleted: StrictBool | None = None
     lease: Lease | None = None
-    attempts: int | None = None
+    attempts: StrictInt | None = None
     last_error: StoredError | None = None
-    sent_count: int | None = None
-    missed_count: int | None = None
+    sent_count: StrictInt | None = None
+    missed_count: StrictInt | None = None
     last_sent_at: Timestamp | None = None
-    last_slack_ts: str | None = None
+    last_slack_ts: StrictStr | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
-    version: int | None = None
+    version: StrictInt | None = None
 
 
 class Rotation(_Stored):
     """A stored rotation (`rotations/{id}`) and its `id`."""
 
-    id: str
-    name: str | None = None
-    channel: str | None = None
-    members: list[str] | None = None
-    timezone: str | None = None
-    send_time: str | None = None
-    weekdays: list[int] | None = None
-    text: str | None = None
-    cursor: int | None = None
+    id: StrictStr
+    name: StrictStr | None = None
+    channel: StrictStr | None = None
+    members: list[StrictStr] | None = None
+    timezone: StrictStr | None = None
+    send_time: StrictStr | None = None
+    weekdays: list[StrictInt] | None = None
+    text: StrictStr | None = None
+    cursor: StrictInt | None = None
     status: RotationStatus | None = None
-    skips: dict[str, list[str]] | None = None
+    skips: dict[str, list[StrictStr]] | None = None
     working_days: StoredWorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     next_run_at: Timestamp | None = None
-    shard: int | None = None
-    last_processed_date: str | None = None
+    shard: StrictInt | None = None
+    last_processed_date: StrictStr | None = None
     lease: Lease | None = None
     rollback: dict[str, Any] | None = None
-    attempts: int | None = None
+    attempts: StrictInt | None = None
     last_error: StoredError | None = None
-    last_member: str | None = None
+    last_member: StrictStr | None = None
     last_sent_at: Timestamp | None = None
-    last_slack_ts: str | None = None
-    sent_count: int | None = None
+    last_slack_ts: StrictStr | None = None
+    sent_count: StrictInt | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
-    version: int | None = None
+    version: StrictInt | None = None
 
 
 class MessagePage(BaseModel):
     """`GET /messages`: one page, and the cursor of the next (null on the last page)."""
 
     messages: list[Message]
-    next_cursor: str | None
+    next_cursor: StrictStr | None
 
 
 class Delivery(BaseModel):
@@ -145,15 +155,15 @@ class Delivery(BaseModel):
     (`reason`: the entry's own, else its error's code). Every field is listed, null when
     the entry has none."""
 
-    id: str
+    id: StrictStr
     occurrence_at: Timestamp | None = None
     status: LedgerStatus | None = None
-    reason: str | None = None
-    slack_ts: str | None = None
-    attempts: int | None = None
+    reason: StrictStr | None = None
+    slack_ts: StrictStr | None = None
+    attempts: StrictInt | None = None
     claimed_at: Timestamp | None = None
     sent_at: Timestamp | None = None
-    channel: str | None = None
+    channel: StrictStr | None = None
     error: StoredError | None = None
 
 
@@ -161,7 +171,7 @@ class DeliveryPage(BaseModel):
     """`GET /messages/{id}/deliveries`: newest occurrence first."""
 
     deliveries: list[Delivery]
-    next_cursor: str | None
+    next_cursor: StrictStr | None
 
 
 class Occurrence(BaseModel):
@@ -172,7 +182,7 @@ class Occurrence(BaseModel):
 class MessagePreview(BaseModel):
     """`POST /preview`: the Slack text and blocks the draft would post, and when."""
 
-    text: str
+    text: StrictStr
     blocks: list[dict[str, Any]]
     occurrences: list[Occurrence]
 
@@ -181,14 +191,14 @@ class Turn(BaseModel):
     date: date
     utc: Timestamp
     local: Timestamp
-    member: str | None = Field(description="null on a day when every member is out")
+    member: StrictStr | None = Field(description="null on a day when every member is out")
 
 
 class RotationTurns(BaseModel):
     """`POST /rotations/{id}/preview`: the next turns, and the post of the first one somebody
     takes (`text` null and `blocks` empty when nobody does)."""
 
-    text: str | None
+    text: StrictStr | None
     blocks: list[dict[str, Any]]
     turns: list[Turn]
 
@@ -198,7 +208,7 @@ class OpenApiDocument(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    openapi: str
+    openapi: StrictStr
     info: dict[str, Any]
     paths: dict[str, Any]
     components: dict[str, Any]

@@ -32,17 +32,7 @@ from core.store import DELIVERIES, MESSAGES, is_document_id, is_timestamp
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-STATUSES = (
-    Status.PENDING,
-    Status.RECURRING,
-    Status.SENDING,
-    Status.SENT,
-    Status.COMPLETED,
-    Status.FAILED,
-    Status.CANCELLED,
-    Status.PAUSED,
-    Status.UNCONFIRMED,
-)
+STATUSES = tuple(Status)  # the contract's, `skipped` and `sending` included
 _DOCUMENT_ID = "__name__"
 _ONE_STATUS = "|".join(STATUSES)
 
