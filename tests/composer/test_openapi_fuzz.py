@@ -33,7 +33,7 @@ CHECKS = [
 ]
 # Enough to reach each operation's bodies, parameters and headers; small enough that the
 # whole run takes well under a minute here.
-EXAMPLES = 30
+EXAMPLES = 25
 
 BOUNDED = settings(
     max_examples=EXAMPLES,
