@@ -11,7 +11,7 @@ numbers and flags are strict: a `version` stored as text is not answered as a nu
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AwareDatetime,
@@ -25,24 +25,12 @@ from pydantic import (
 )
 
 from composer.models import AmbiguityPolicy, NonWorkingDayPolicy, RotationStatus
+from core.documents.deliveries import LedgerStatus
+from core.documents.messages import Status
 
 # An instant as ISO-8601 with its offset, exactly as `datetime.isoformat` writes it
 # (`+00:00` for UTC, the zone's own offset for a local time).
 Timestamp = Annotated[AwareDatetime, PlainSerializer(datetime.isoformat, return_type=str)]
-
-MessageStatus = Literal[
-    "pending",
-    "recurring",
-    "sending",
-    "sent",
-    "completed",
-    "failed",
-    "cancelled",
-    "paused",
-    "unconfirmed",
-    "skipped",
-]
-LedgerStatus = Literal["claimed", "sent", "failed", "skipped", "unconfirmed", "released"]
 
 
 class _Stored(BaseModel):
@@ -93,7 +81,7 @@ class Message(_Stored):
     misfire_grace_seconds: StrictInt | None = None
     allow_broadcast: StrictBool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
-    status: MessageStatus | None = None
+    status: Status | None = None
     next_run_at: Timestamp | None = None
     shard: StrictInt | None = None
     occurrence_at: Timestamp | None = None
