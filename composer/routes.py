@@ -263,7 +263,7 @@ def dispatch(request: flask.Request, rt: Runtime) -> Answer:
             raise NotFound(f"no record with id {ident!r}")
         return route.handler(request, rt, **groups)
     if allowed:
-        raise MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {request.method}")
+        raise MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {request.method}", allowed)
     raise NotFound(f"no route {request.method} {path}")
 
 

@@ -63,7 +63,9 @@ def respond(request: flask.Request, handler: Handler) -> flask.Response:
         authenticate(request.headers.get("Authorization"), auth_config(settings))
         body, status = handler(request, settings)
     except HttpError as exc:
-        return _error(ErrorBody.model_validate(exc.body()), exc.status)
+        answer = _error(ErrorBody.model_validate(exc.body()), exc.status)
+        answer.headers.update(exc.headers())
+        return answer
     except Exception as exc:
         logs.error(
             "request failed",

@@ -10,6 +10,7 @@ import pytest
 
 from tests.fixtures.api import call
 from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import ADMIN_TOKEN
 
 
 @pytest.mark.parametrize(
@@ -53,3 +54,17 @@ def test_a_stored_field_of_another_shape_is_left_out_of_the_answer_and_logged(
     logged = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     left_out = [line for line in logged if line.get("document_id") == "odd"]
     assert left_out and left_out[0]["fields"] == ["lease", "version"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("DELETE", "/preview", "POST"), ("PATCH", "/messages/m1", "GET, PUT, DELETE")],
+)
+def test_a_405_names_the_methods_the_path_takes_in_allow(
+    api: Any, method: str, path: str, allow: str
+) -> None:
+    """RFC 9110: a 405 must carry `Allow`."""
+    response = api.open(path, method=method, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert response.status_code == 405
+    assert response.headers["Allow"] == allow
+    assert response.get_json()["error"] == "method_not_allowed"

@@ -13,9 +13,11 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
+    allow_header_conformance,
     content_type_conformance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
 from composer.openapi import document
@@ -30,6 +32,8 @@ CHECKS = [
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
+    unsupported_method,
+    allow_header_conformance,
 ]
 # Enough to reach each operation's bodies, parameters and headers; small enough that the
 # whole run takes well under a minute here.
