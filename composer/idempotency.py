@@ -25,7 +25,7 @@ from core.store import Snapshot
 KEYS = "idempotency_keys"
 KEY_LIFETIME = timedelta(hours=24)
 HEADER = "Idempotency-Key"
-_MAX_KEY_LENGTH = 255
+MAX_KEY_LENGTH = 255
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ def key_from(headers: Any) -> str | None:
     key = headers.get(HEADER)
     if key is None:
         return None
-    if not 1 <= len(key) <= _MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
-        raise BadRequest(f"{HEADER} must be 1..{_MAX_KEY_LENGTH} printable ASCII characters")
+    if not 1 <= len(key) <= MAX_KEY_LENGTH or not key.isprintable() or not key.isascii():
+        raise BadRequest(f"{HEADER} must be 1..{MAX_KEY_LENGTH} printable ASCII characters")
     return str(key)
 
 

@@ -19,8 +19,17 @@ from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
+from pydantic import BaseModel, Field
 
-from composer.serialize import as_json
+from composer.answers import (
+    Delivery,
+    DeliveryPage,
+    MessagePage,
+    RotationDay,
+    RotationDayPage,
+    RotationPage,
+)
+from composer.serialize import dump, message_json, rotation_json, stored_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
 from core.documents.deliveries import LedgerField
@@ -32,18 +41,27 @@ from core.store import DELIVERIES, MESSAGES, ROTATIONS, is_document_id, is_times
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-STATUSES = (
-    Status.PENDING,
-    Status.RECURRING,
-    Status.SENDING,
-    Status.SENT,
-    Status.COMPLETED,
-    Status.FAILED,
-    Status.CANCELLED,
-    Status.PAUSED,
-    Status.UNCONFIRMED,
-)
+STATUSES = tuple(Status)  # the contract's, `skipped` and `sending` included
 _DOCUMENT_ID = "__name__"
+_ONE_STATUS = "|".join(STATUSES)
+
+
+class PageQuery(BaseModel):
+    """The paging query parameters (parsed by `page_from`)."""
+
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    cursor: str | None = Field(None, description="the previous page's `next_cursor`")
+
+
+class MessageQuery(PageQuery):
+    """`GET /messages`' query parameters."""
+
+    status: str | None = Field(
+        None,
+        pattern=rf"^({_ONE_STATUS})(,({_ONE_STATUS}))*$",
+        description="a comma-separated subset of the statuses",
+    )
+    channel: str | None = Field(None, pattern=r"^[CGD][A-Z0-9]{2,}$")
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,8 @@ def list_messages(
         query = query.where(filter=FieldFilter(MessageField.CHANNEL, "==", channel))
     query = query.order_by(MessageField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, MessageField.NEXT_RUN_AT, page)
-    return {"messages": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+    messages = [message_json(s.id, s.to_dict() or {}) for s in rows]
+    return dump(MessagePage.model_validate({"messages": messages, "next_cursor": cursor}))
 
 
 def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
@@ -99,14 +118,16 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
         .order_by(_DOCUMENT_ID, direction=direction)
     )
     rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
-    return {"deliveries": [_delivery(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+    deliveries = [_delivery(s.id, s.to_dict() or {}) for s in rows]
+    return dump(DeliveryPage.model_validate({"deliveries": deliveries, "next_cursor": cursor}))
 
 
 def list_rotations(rt: Runtime, page: Page) -> dict[str, Any]:
     """Every rotation, active and paused, by `next_run_at` and then id."""
     query = rt.db.collection(ROTATIONS).order_by(RotationField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, RotationField.NEXT_RUN_AT, page)
-    return {"rotations": [as_json(s.id, s.to_dict() or {}) for s in rows], "next_cursor": cursor}
+    rotations = [rotation_json(s.id, s.to_dict() or {}) for s in rows]
+    return dump(RotationPage.model_validate({"rotations": rotations, "next_cursor": cursor}))
 
 
 def list_rotation_days(rt: Runtime, rotation_id: str, page: Page) -> dict[str, Any]:
@@ -122,8 +143,8 @@ def list_rotation_days(rt: Runtime, rotation_id: str, page: Page) -> dict[str, A
         .order_by(_DOCUMENT_ID, direction=direction)
     )
     rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
-    days = [_delivery(s.id, s.to_dict() or {}, _LISTED_DAY) for s in rows]
-    return {"deliveries": days, "next_cursor": cursor}
+    days = [_delivery(s.id, s.to_dict() or {}, _LISTED_DAY, RotationDay) for s in rows]
+    return dump(RotationDayPage.model_validate({"deliveries": days, "next_cursor": cursor}))
 
 
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
@@ -143,6 +164,7 @@ _LISTED = (
     LedgerField.CLAIMED_AT,
     LedgerField.SENT_AT,
     LedgerField.CHANNEL,
+    LedgerField.USER,
     LedgerField.ERROR,
 )
 # A listed rotation day: the same, with the local date and the member it named.
@@ -150,13 +172,18 @@ _LISTED_DAY = (LedgerField.OCCURRENCE_DATE, LedgerField.MEMBER, *_LISTED)
 
 
 def _delivery(
-    delivery_id: str, entry: dict[str, Any], fields: tuple[LedgerField, ...] = _LISTED
+    delivery_id: str,
+    entry: dict[str, Any],
+    fields: tuple[LedgerField, ...] = _LISTED,
+    model: type[Delivery] = Delivery,
 ) -> dict[str, Any]:
     listed = {field.value: entry.get(field) for field in fields}
     error = listed[LedgerField.ERROR] if isinstance(listed[LedgerField.ERROR], dict) else None
     reason = listed[LedgerField.REASON] or (error or {}).get(ErrorField.CODE)
-    return as_json(
-        delivery_id, listed | {LedgerField.REASON.value: reason, LedgerField.ERROR.value: error}
+    return stored_json(
+        model,
+        delivery_id,
+        listed | {LedgerField.REASON.value: reason, LedgerField.ERROR.value: error},
     )
 
 

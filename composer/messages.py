@@ -23,7 +23,7 @@ from google.cloud import firestore
 
 from composer import idempotency
 from composer.models import MessageDraft, MessageEdit
-from composer.serialize import as_json
+from composer.serialize import message_json
 from composer.validation import (
     MESSAGE_FIELDS,
     MessagePlan,
@@ -68,7 +68,7 @@ _RULE_FIELDS = (MessageField.RRULE, MessageField.DTSTART, MessageField.TIMEZONE)
 
 def get_message(rt: Runtime, message_id: str) -> dict[str, Any]:
     snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
-    return as_json(message_id, snap.to_dict() or {})
+    return message_json(message_id, snap.to_dict() or {})
 
 
 def create_message(
@@ -104,7 +104,7 @@ def create_message(
         channel=doc.get(MessageField.CHANNEL),
         user=doc.get(MessageField.USER),
     )
-    return as_json(reference.id, doc)
+    return message_json(reference.id, doc)
 
 
 def edit_message(
@@ -128,7 +128,7 @@ def edit_message(
         status=after.get(MessageField.STATUS),
         next_run_at=after.get(MessageField.NEXT_RUN_AT),
     )
-    return as_json(message_id, after)
+    return message_json(message_id, after)
 
 
 def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
     reference = rt.db.collection(MESSAGES).document(message_id)
     after = decide_and_write(rt.db, reference, "message", decide)
     logs.info("message cancelled", message_id=message_id, version=after.get(MessageField.VERSION))
-    return as_json(message_id, after)
+    return message_json(message_id, after)
 
 
 def _refuse(data: dict[str, Any], refused: dict[str, str], verb: str) -> None:

@@ -39,6 +39,25 @@ class MessageDraft(_Body):
     """A whole message: the body of `POST /messages` and `POST /preview`. It names
     `channel` or `user` (a person, sent a direct message), exactly one (composer.validation)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "channel": "C0123ABCD",
+                    "text": "*Release* at noon",
+                    "send_at": "2030-01-07T09:00:00Z",
+                },
+                {
+                    "channel": "C0123ABCD",
+                    "text": "Stand-up in 5 minutes",
+                    "timezone": "Europe/Berlin",
+                    "rrule": "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=55",
+                    "dtstart": "2030-01-07T09:55",
+                },
+            ]
+        }
+    )
+
     channel: str | None = None
     user: str | None = None
     text: str
@@ -85,6 +104,21 @@ Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
 
 class RotationDraft(_Body):
     """A whole rotation: the body of `POST /rotations`."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "Stand-up host",
+                    "channel": "C0123ABCD",
+                    "members": ["U0ALICE00", "U0BOB0000"],
+                    "timezone": "Europe/Berlin",
+                    "send_time": "09:30",
+                    "text": "{member} hosts today's stand-up",
+                }
+            ]
+        }
+    )
 
     name: str
     channel: str

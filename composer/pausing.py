@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from composer.messages import abandoned_retry
-from composer.serialize import as_json
+from composer.serialize import message_json
 from composer.versions import Decision, check_if_match, decide_and_write, version_of
 from core import logs
 from core.documents.messages import MessageField, MessageWrite, Status
@@ -91,4 +91,4 @@ def _write(rt: Runtime, message_id: str, decide: Any, event: str) -> dict[str, A
         next_run_at=after.get(MessageField.NEXT_RUN_AT),
         version=after.get(MessageField.VERSION),
     )
-    return as_json(message_id, after)
+    return message_json(message_id, after)

@@ -6,7 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from composer.answers import MessagePreview, Occurrence
 from composer.models import MessageDraft
+from composer.serialize import dump
 from composer.validation import Problems, add_schedule_problem, check_message, schedule_fields
 from core.errors import DocumentError
 from core.schedule import upcoming
@@ -14,6 +18,12 @@ from formatting.slack_text import to_slack
 
 DEFAULT_COUNT = 5
 MAX_COUNT = 50
+
+
+class CountQuery(BaseModel):
+    """The previews' query parameter: how many occurrences or turns."""
+
+    count: int = Field(DEFAULT_COUNT, ge=1, le=MAX_COUNT)
 
 
 def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str, Any]:
@@ -28,10 +38,9 @@ def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str,
         add_schedule_problem(problems, exc)
         problems.raise_if_any()
         raise
-    return {
-        "text": rendered.text,
-        "blocks": rendered.blocks or [],
-        "occurrences": [
-            {"utc": when.utc.isoformat(), "local": when.local.isoformat()} for when in occurrences
-        ],
-    }
+    preview = MessagePreview(
+        text=rendered.text,
+        blocks=rendered.blocks or [],
+        occurrences=[Occurrence(utc=when.utc, local=when.local) for when in occurrences],
+    )
+    return dump(preview)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from composer.answers import RotationTurns, Turn
 from composer.rotation_rules import invalid_document
+from composer.serialize import dump
 from composer.versions import read
 from core.errors import DocumentError
 from core.rotation import Rotation, upcoming_turns
@@ -28,16 +30,17 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
         rendered = render_turn(rotation.text, member) if member is not None else None
     except DocumentError as exc:
         raise invalid_document(exc) from None
-    return {
-        "text": rendered.text if rendered is not None else None,
-        "blocks": (rendered.blocks or []) if rendered is not None else [],
-        "turns": [
-            {
-                "date": turn.day.isoformat(),
-                "utc": rotation.due_at(turn.day).isoformat(),
-                "local": rotation.due_at(turn.day).astimezone(rotation.tz).isoformat(),
-                "member": turn.member,
-            }
+    preview = RotationTurns(
+        text=rendered.text if rendered is not None else None,
+        blocks=(rendered.blocks or []) if rendered is not None else [],
+        turns=[
+            Turn(
+                date=turn.day,
+                utc=rotation.due_at(turn.day),
+                local=rotation.due_at(turn.day).astimezone(rotation.tz),
+                member=turn.member,
+            )
             for turn in turns
         ],
-    }
+    )
+    return dump(preview)

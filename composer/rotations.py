@@ -19,7 +19,7 @@ from google.cloud import firestore
 from composer import idempotency
 from composer.models import RotationDraft, RotationEdit
 from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
-from composer.serialize import as_json
+from composer.serialize import rotation_json
 from composer.validation import validated
 from composer.versions import (
     Decision,
@@ -53,7 +53,7 @@ _REQUIRED = tuple(
 
 def get_rotation(rt: Runtime, rotation_id: str) -> dict[str, Any]:
     snap = read(rt.db.collection(ROTATIONS).document(rotation_id), "rotation")
-    return as_json(rotation_id, snap.to_dict() or {})
+    return rotation_json(rotation_id, snap.to_dict() or {})
 
 
 def create_rotation(
@@ -85,7 +85,7 @@ def create_rotation(
         channel=draft.channel,
         next_run_at=plan.next_run_at,
     )
-    return as_json(reference.id, doc)
+    return rotation_json(reference.id, doc)
 
 
 def edit_rotation(
@@ -109,7 +109,7 @@ def edit_rotation(
         status=after.get(RotationField.STATUS),
         next_run_at=after.get(RotationField.NEXT_RUN_AT),
     )
-    return as_json(rotation_id, after)
+    return rotation_json(rotation_id, after)
 
 
 def _edited(

@@ -1,9 +1,9 @@
-"""The `api` target's router: path and method to a handler, and the HTTP details
-(headers, query parameters) turned into plain arguments for the domain functions."""
+"""The `api` target's router: the table of routes (each also describes itself for
+`/openapi.json`, `composer.openapi.Route`), and the HTTP details (headers, query parameters)
+turned into plain arguments for the domain functions."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +12,20 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.api_core.exceptions import NotFound as DocumentMissing
 from pydantic import BaseModel
 
-from composer import idempotency, listing
+from composer import idempotency, listing, openapi
+from composer.answers import (
+    DeliveryPage,
+    Message,
+    MessagePage,
+    MessagePreview,
+    OpenApiDocument,
+    Rotation,
+    RotationDayPage,
+    RotationPage,
+    RotationTurns,
+)
+from composer.idempotency import HEADER as IDEMPOTENCY_KEY
+from composer.listing import MessageQuery, PageQuery
 from composer.messages import cancel_message, create_message, edit_message, get_message
 from composer.models import (
     MessageDraft,
@@ -21,12 +34,13 @@ from composer.models import (
     RotationEdit,
     RotationPreview,
 )
+from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
-from composer.preview import DEFAULT_COUNT, MAX_COUNT, preview_message
+from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import create_rotation, edit_rotation, get_rotation
 from composer.validation import Problems, whole_number
-from composer.versions import if_match_from
+from composer.versions import IF_MATCH, if_match_from
 from core.errors import Conflict, MethodNotAllowed, NotFound
 from core.http import json_object, parse_body
 from core.runtime import Runtime, runtime_for
@@ -46,7 +60,6 @@ def _post_message(request: flask.Request, rt: Runtime) -> Answer:
 
 
 def _get_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    _no_query(request)
     return get_message(rt, ident), 200
 
 
@@ -61,18 +74,15 @@ def _delete_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 
 def _pause_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    _no_query(request)
     return pause_message(rt, ident, if_match_from(request.headers)), 200
 
 
 def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    _no_query(request)
     return resume_message(rt, ident, if_match_from(request.headers)), 200
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
     problems = Problems()
-    _allow_query(request, problems, "status", "channel", "limit", "cursor")
     statuses = listing.statuses_from(request.args.get("status"), problems)
     channel = listing.check_listing_channel(request.args.get("channel"), problems)
     page = listing.page_from(request.args, problems)
@@ -82,7 +92,6 @@ def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
 
 def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     problems = Problems()
-    _allow_query(request, problems, "limit", "cursor")
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
     return listing.list_deliveries(rt, ident, page), 200
@@ -99,7 +108,6 @@ def _post_rotation(request: flask.Request, rt: Runtime) -> Answer:
 
 
 def _get_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    _no_query(request)
     return get_rotation(rt, ident), 200
 
 
@@ -111,7 +119,6 @@ def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
     problems = Problems()
-    _allow_query(request, problems, "limit", "cursor")
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
     return listing.list_rotations(rt, page), 200
@@ -119,10 +126,13 @@ def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
 
 def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     problems = Problems()
-    _allow_query(request, problems, "limit", "cursor")
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
     return listing.list_rotation_days(rt, ident, page), 200
+
+
+def _openapi(request: flask.Request, rt: Runtime) -> Answer:
+    return openapi.document(ROUTES), 200
 
 
 def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
@@ -133,24 +143,136 @@ def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer
 
 # --- the table ----------------------------------------------------------------------------
 
-_ID = r"(?P<ident>[^/]+)"
-_ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
-    ("POST", re.compile(r"/messages"), _post_message),
-    ("GET", re.compile(r"/messages"), _list_messages),
-    ("GET", re.compile(rf"/messages/{_ID}"), _get_message),
-    ("PUT", re.compile(rf"/messages/{_ID}"), _put_message),
-    ("DELETE", re.compile(rf"/messages/{_ID}"), _delete_message),
-    ("GET", re.compile(rf"/messages/{_ID}/deliveries"), _list_deliveries),
-    ("POST", re.compile(rf"/messages/{_ID}/pause"), _pause_message),
-    ("POST", re.compile(rf"/messages/{_ID}/resume"), _resume_message),
-    ("POST", re.compile(r"/preview"), _preview),
-    ("POST", re.compile(r"/rotations"), _post_rotation),
-    ("GET", re.compile(r"/rotations"), _list_rotations),
-    ("GET", re.compile(rf"/rotations/{_ID}"), _get_rotation),
-    ("PUT", re.compile(rf"/rotations/{_ID}"), _put_rotation),
-    ("POST", re.compile(rf"/rotations/{_ID}/preview"), _preview_rotation),
-    ("GET", re.compile(rf"/rotations/{_ID}/deliveries"), _list_rotation_days),
-]
+_EDIT = (400, 404, 409, 412)
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "POST",
+        "/messages",
+        _post_message,
+        "Schedule a message",
+        Message,
+        201,
+        body=MessageDraft,
+        headers=(IDEMPOTENCY_KEY,),
+        errors=(400, 409),
+    ),
+    Route(
+        "GET",
+        "/messages",
+        _list_messages,
+        "List messages by next run",
+        MessagePage,
+        query=MessageQuery,
+    ),
+    Route("GET", "/messages/{id}", _get_message, "Read a message", Message, errors=(404,)),
+    Route(
+        "PUT",
+        "/messages/{id}",
+        _put_message,
+        "Edit a message in place",
+        Message,
+        body=MessageEdit,
+        headers=(IF_MATCH,),
+        errors=_EDIT,
+    ),
+    Route(
+        "DELETE",
+        "/messages/{id}",
+        _delete_message,
+        "Cancel a message",
+        Message,
+        headers=(IF_MATCH,),
+        errors=_EDIT,
+    ),
+    Route(
+        "GET",
+        "/messages/{id}/deliveries",
+        _list_deliveries,
+        "A message's delivery history",
+        DeliveryPage,
+        query=PageQuery,
+        errors=(404,),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/pause",
+        _pause_message,
+        "Pause a message",
+        Message,
+        headers=(IF_MATCH,),
+        errors=_EDIT,
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/resume",
+        _resume_message,
+        "Resume a paused message",
+        Message,
+        headers=(IF_MATCH,),
+        errors=_EDIT,
+    ),
+    Route(
+        "POST",
+        "/preview",
+        _preview,
+        "Preview a draft message",
+        MessagePreview,
+        body=MessageDraft,
+        query=CountQuery,
+        errors=(400,),
+    ),
+    Route(
+        "POST",
+        "/rotations",
+        _post_rotation,
+        "Create a rotation",
+        Rotation,
+        201,
+        body=RotationDraft,
+        headers=(IDEMPOTENCY_KEY,),
+        errors=(400, 409),
+    ),
+    Route(
+        "GET",
+        "/rotations",
+        _list_rotations,
+        "List rotations by next run",
+        RotationPage,
+        query=PageQuery,
+    ),
+    Route("GET", "/rotations/{id}", _get_rotation, "Read a rotation", Rotation, errors=(404,)),
+    Route(
+        "PUT",
+        "/rotations/{id}",
+        _put_rotation,
+        "Edit a rotation",
+        Rotation,
+        body=RotationEdit,
+        headers=(IF_MATCH,),
+        errors=_EDIT,
+    ),
+    Route(
+        "POST",
+        "/rotations/{id}/preview",
+        _preview_rotation,
+        "Preview a rotation's turns",
+        RotationTurns,
+        body=RotationPreview,
+        body_required=False,
+        query=CountQuery,
+        errors=(400, 404),
+    ),
+    Route(
+        "GET",
+        "/rotations/{id}/deliveries",
+        _list_rotation_days,
+        "A rotation's days: posted, skipped and why",
+        RotationDayPage,
+        query=PageQuery,
+        errors=(404,),
+    ),
+    Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
+)
 
 
 def handle_api(request: flask.Request, settings: Settings) -> Answer:
@@ -160,20 +282,21 @@ def handle_api(request: flask.Request, settings: Settings) -> Answer:
 def dispatch(request: flask.Request, rt: Runtime) -> Answer:
     path = request.path.rstrip("/") or "/"
     allowed = []
-    for method, pattern, handler in _ROUTES:
-        match = pattern.fullmatch(path)
-        if match is None:
+    for route in ROUTES:
+        groups = route.match(path)
+        if groups is None:
             continue
-        if method != request.method:
-            allowed.append(method)
+        if route.method != request.method:
+            allowed.append(route.method)
             continue
-        ident = match.groupdict().get("ident")
+        _allow_query(request, route)
+        ident = groups.get("ident")
         if ident is not None and not is_document_id(ident):
             # Never a stored document, so never found.
             raise NotFound(f"no record with id {ident!r}")
-        return handler(request, rt, **match.groupdict())
+        return route.handler(request, rt, **groups)
     if allowed:
-        raise MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {request.method}")
+        raise MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {request.method}", allowed)
     raise NotFound(f"no route {request.method} {path}")
 
 
@@ -191,7 +314,6 @@ def _create(
     """A create, made idempotent by the `Idempotency-Key` header when there is one. The key
     is looked up before the body is validated: a retry of a create whose send_at has since
     passed still answers the record it made."""
-    _no_query(request)
     body = json_object(request)
     key = idempotency.key_from(request.headers)
     for _ in range(_CREATE_TRIES):
@@ -211,23 +333,20 @@ def _create(
     raise Conflict("concurrent requests kept racing for this Idempotency-Key; try again")
 
 
-def _allow_query(request: flask.Request, problems: Problems, *names: str) -> None:
+def _allow_query(request: flask.Request, route: Route) -> None:
+    """422 naming each query parameter the route does not declare."""
+    names = route.query.model_fields
+    takes = f"this route takes {', '.join(names)}" if names else "this route takes none"
+    problems = Problems()
     for name in request.args:
         if name not in names:
-            problems.add(name, f"unknown query parameter; this route takes {', '.join(names)}")
+            problems.add(name, f"unknown query parameter; {takes}")
+    problems.raise_if_any()
 
 
 def _count_from(request: flask.Request) -> int:
     """The previews' `count` query parameter (the only one they take)."""
     problems = Problems()
-    _allow_query(request, problems, "count")
     count = whole_number(problems, "count", request.args.get("count"), MAX_COUNT, DEFAULT_COUNT)
     problems.raise_if_any()
     return count
-
-
-def _no_query(request: flask.Request) -> None:
-    problems = Problems()
-    for name in request.args:
-        problems.add(name, "unknown query parameter; this route takes none")
-    problems.raise_if_any()

@@ -26,7 +26,7 @@ from core.store import Snapshot
 
 IF_MATCH = "If-Match"
 # A bare version, or the same quoted as an entity tag (optionally weak): 7, "7", W/"7".
-_VERSION_TAG = re.compile(r'^(?:W/)?"?(\d{1,18})"?$')
+VERSION_TAG = re.compile(r'^(?:W/)?"?(\d{1,18})"?$')
 # Each retry follows a write someone else made; a handful is plenty.
 _MAX_DECISIONS = 5
 
@@ -37,7 +37,7 @@ def if_match_from(headers: Any) -> int | None:
     raw = headers.get(IF_MATCH)
     if raw is None:
         return None
-    match = _VERSION_TAG.match(raw.strip())
+    match = VERSION_TAG.match(raw.strip())
     if not match:
         raise BadRequest(f"{IF_MATCH} must be the version number, e.g. {IF_MATCH}: 3")
     return int(match.group(1))

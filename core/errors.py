@@ -30,6 +30,10 @@ class HttpError(AppError):
     def body(self) -> dict[str, Any]:
         return {"error": self.code, "message": self.message, "details": self.details}
 
+    def headers(self) -> dict[str, str]:
+        """Response headers the status calls for."""
+        return {}
+
 
 class BadRequest(HttpError):
     status, code = 400, "bad_request"
@@ -44,7 +48,16 @@ class NotFound(HttpError):
 
 
 class MethodNotAllowed(HttpError):
+    """A 405 names the methods the path takes: they are its answer's `Allow` header."""
+
     status, code = 405, "method_not_allowed"
+
+    def __init__(self, message: str, allowed: list[str]) -> None:
+        super().__init__(message)
+        self.allowed = allowed
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.allowed)}
 
 
 class Conflict(HttpError):

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import flask
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from core import logs
 from core.auth import AuthConfig, People, Principal, authenticate
@@ -18,6 +18,27 @@ from core.models import instant_problem
 from core.settings import Settings
 
 Handler = Callable[[flask.Request, Settings], tuple[Any, int]]
+
+
+class ProblemDetail(BaseModel):
+    """One entry of an error's `details`: the body field (dotted when nested), query
+    parameter or header at fault, and what is wrong with it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    field: str
+    message: str
+    code: str | None = None  # the processor's code, when a stored document is refused
+
+
+class ErrorBody(BaseModel):
+    """The contract's error body, on every 4xx and 5xx answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str
+    message: str
+    details: list[ProblemDetail]
 
 
 def auth_config(settings: Settings, *, people: bool = False) -> AuthConfig:
@@ -40,8 +61,8 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
         settings = Settings.from_env()
     except SettingsError as exc:
         logs.error("settings are invalid", error_code="settings", error_message=str(exc))
-        return _json(
-            {"error": "misconfigured", "message": "server settings are invalid", "details": []}, 500
+        return _error(
+            ErrorBody(error="misconfigured", message="server settings are invalid", details=[]), 500
         )
     try:
         principal = authenticate(
@@ -49,7 +70,9 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
         )
         body, status = handler(request, settings)
     except HttpError as exc:
-        return _json(exc.body(), exc.status)
+        answer = _error(ErrorBody.model_validate(exc.body()), exc.status)
+        answer.headers.update(exc.headers())
+        return answer
     except Exception as exc:
         logs.error(
             "request failed",
@@ -57,7 +80,7 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
             error_message=str(exc),
             path=request.path,
         )
-        return _json({"error": "internal", "message": "internal error", "details": []}, 500)
+        return _error(ErrorBody(error="internal", message="internal error", details=[]), 500)
     _log_person(request, principal, status)
     return _json(body, status)
 
@@ -79,6 +102,10 @@ def _log_person(request: flask.Request, principal: Principal, status: int) -> No
 def unrouted(request: flask.Request, _: Settings) -> tuple[Any, int]:
     """The handler of a request the framework could not route to a target."""
     raise NotFound(f"no route {request.method} {request.path!r}")
+
+
+def _error(body: ErrorBody, status: int) -> flask.Response:
+    return _json(body.model_dump(mode="json", exclude_none=True), status)
 
 
 def _json(body: Any, status: int) -> flask.Response:

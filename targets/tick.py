@@ -26,7 +26,7 @@ class TickRequest(BaseModel):
 
 def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, Any], int]:
     if request.method != "POST":
-        raise MethodNotAllowed(f"tick takes POST, not {request.method}")
+        raise MethodNotAllowed(f"tick takes POST, not {request.method}", ["POST"])
     # Copied environments share the scheduler's job definitions; only production's cron
     # may act. A person or service calling without the header still runs anywhere.
     if request.headers.get("X-CloudScheduler", "").lower() == "true" and not settings.is_production:

@@ -1,0 +1,224 @@
+"""Answers of the `api` target, as pydantic models: the serializers (`composer.serialize`)
+build every answer through these, and `/openapi.json` describes each with the same model's
+serialization schema, so an answer and its documented shape are one thing.
+
+A stored record's answer is the document's fields plus its `id`; other services may write
+documents directly, so fields beyond the ones named here pass through (`extra="allow"`) and
+every named field is optional: an answer carries exactly the fields the document has. Text,
+numbers and flags are strict: a `version` stored as text is not answered as a number.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+)
+
+from composer.models import AmbiguityPolicy, NonWorkingDayPolicy, RotationStatus
+from core.documents.deliveries import LedgerStatus
+from core.documents.messages import Status
+
+# An instant as ISO-8601 with its offset, exactly as `datetime.isoformat` writes it
+# (`+00:00` for UTC, the zone's own offset for a local time).
+Timestamp = Annotated[AwareDatetime, PlainSerializer(datetime.isoformat, return_type=str)]
+
+
+class _Stored(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class StoredError(_Stored):
+    """`last_error` of a record, `error` of a delivery: why a send or a document failed."""
+
+    code: StrictStr | None = None
+    message: StrictStr | None = None
+    at: Timestamp | None = None
+
+
+class Lease(_Stored):
+    """While an occurrence is claimed: who holds its send, until when, and which it is."""
+
+    owner: StrictStr | None = None
+    expires_at: Timestamp | None = None
+    occurrence_at: Timestamp | None = None
+    occurrence_date: StrictStr | None = None
+    member: StrictStr | None = None
+    held_since: Timestamp | None = None
+    held_code: StrictStr | None = None
+
+
+class StoredWorkingDays(_Stored):
+    country: StrictStr | None = None
+    subdivision: StrictStr | None = None
+
+
+class Message(_Stored):
+    """A stored message (`scheduled_messages/{id}`) and its `id`."""
+
+    id: StrictStr
+    channel: StrictStr | None = None
+    user: StrictStr | None = None
+    category: StrictStr | None = None
+    text: StrictStr | None = None
+    timezone: StrictStr | None = None
+    send_at: Timestamp | None = None
+    expires_at: Timestamp | None = None
+    rrule: StrictStr | None = None
+    dtstart: StrictStr | None = None
+    exdates: list[StrictStr] | None = None
+    working_days: StoredWorkingDays | None = None
+    on_non_working_day: NonWorkingDayPolicy | None = None
+    misfire_grace_seconds: StrictInt | None = None
+    allow_broadcast: StrictBool | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
+    status: Status | None = None
+    next_run_at: Timestamp | None = None
+    shard: StrictInt | None = None
+    occurrence_at: Timestamp | None = None
+    anchor: dict[str, Any] | None = None
+    deleted: StrictBool | None = None
+    lease: Lease | None = None
+    attempts: StrictInt | None = None
+    last_error: StoredError | None = None
+    sent_count: StrictInt | None = None
+    missed_count: StrictInt | None = None
+    last_sent_at: Timestamp | None = None
+    last_slack_ts: StrictStr | None = None
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+    version: StrictInt | None = None
+
+
+class Rotation(_Stored):
+    """A stored rotation (`rotations/{id}`) and its `id`."""
+
+    id: StrictStr
+    name: StrictStr | None = None
+    channel: StrictStr | None = None
+    members: list[StrictStr] | None = None
+    timezone: StrictStr | None = None
+    send_time: StrictStr | None = None
+    weekdays: list[StrictInt] | None = None
+    text: StrictStr | None = None
+    cursor: StrictInt | None = None
+    status: RotationStatus | None = None
+    skips: dict[str, list[StrictStr]] | None = None
+    working_days: StoredWorkingDays | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
+    next_run_at: Timestamp | None = None
+    shard: StrictInt | None = None
+    last_processed_date: StrictStr | None = None
+    lease: Lease | None = None
+    rollback: dict[str, Any] | None = None
+    attempts: StrictInt | None = None
+    last_error: StoredError | None = None
+    last_member: StrictStr | None = None
+    last_sent_at: Timestamp | None = None
+    last_slack_ts: StrictStr | None = None
+    sent_count: StrictInt | None = None
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+    version: StrictInt | None = None
+
+
+class MessagePage(BaseModel):
+    """`GET /messages`: one page, and the cursor of the next (null on the last page)."""
+
+    messages: list[Message]
+    next_cursor: StrictStr | None
+
+
+class Delivery(BaseModel):
+    """One ledger entry of a message: an occurrence that was claimed, and what became of it
+    (`reason`: the entry's own, else its error's code). Every field is listed, null when
+    the entry has none."""
+
+    id: StrictStr
+    occurrence_at: Timestamp | None = None
+    status: LedgerStatus | None = None
+    reason: StrictStr | None = None
+    slack_ts: StrictStr | None = None
+    attempts: StrictInt | None = None
+    claimed_at: Timestamp | None = None
+    sent_at: Timestamp | None = None
+    channel: StrictStr | None = Field(default=None, description="a person's DM when `user` is set")
+    user: StrictStr | None = None
+    error: StoredError | None = None
+
+
+class DeliveryPage(BaseModel):
+    """`GET /messages/{id}/deliveries`: newest occurrence first."""
+
+    deliveries: list[Delivery]
+    next_cursor: StrictStr | None
+
+
+class RotationPage(BaseModel):
+    """`GET /rotations`: a page of rotations by next run."""
+
+    rotations: list[Rotation]
+    next_cursor: StrictStr | None
+
+
+class RotationDay(Delivery):
+    """One day of a rotation's ledger: the local date and the member it named."""
+
+    occurrence_date: StrictStr | None = None
+    member: StrictStr | None = None
+
+
+class RotationDayPage(BaseModel):
+    """`GET /rotations/{id}/deliveries`: a page of the rotation's days, newest first."""
+
+    deliveries: list[RotationDay]
+    next_cursor: StrictStr | None
+
+
+class Occurrence(BaseModel):
+    utc: Timestamp
+    local: Timestamp = Field(description="the same instant in the draft's timezone")
+
+
+class MessagePreview(BaseModel):
+    """`POST /preview`: the Slack text and blocks the draft would post, and when."""
+
+    text: StrictStr
+    blocks: list[dict[str, Any]]
+    occurrences: list[Occurrence]
+
+
+class Turn(BaseModel):
+    date: date
+    utc: Timestamp
+    local: Timestamp
+    member: StrictStr | None = Field(description="null on a day when every member is out")
+
+
+class RotationTurns(BaseModel):
+    """`POST /rotations/{id}/preview`: the next turns, and the post of the first one somebody
+    takes (`text` null and `blocks` empty when nobody does)."""
+
+    text: StrictStr | None
+    blocks: list[dict[str, Any]]
+    turns: list[Turn]
+
+
+class OpenApiDocument(BaseModel):
+    """`GET /openapi.json`: this API's OpenAPI 3.1 description."""
+
+    model_config = ConfigDict(extra="allow")
+
+    openapi: StrictStr
+    info: dict[str, Any]
+    paths: dict[str, Any]
+    components: dict[str, Any]
