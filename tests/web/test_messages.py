@@ -319,12 +319,13 @@ def test_the_make_run_examples_list_after_a_pass(
 ) -> None:
     """What `make run` seeds, after its first pass: sent, failed with its reason (a timezone
     that does not exist), a series waiting; the page shows each without a script error."""
-    for doc_id, data in examples(T0, "C0123ABCD").items():
+    seeded = examples(T0, "C0123ABCD")
+    for doc_id, data in seeded.items():
         written = replace(data, created_at=T0, updated_at=T0, version=1)
         db.collection(MESSAGES).document(doc_id).set(written.to_document())
     answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
     page.get_by_role("button", name="Show").click()
-    expect(page.locator("li.message")).to_have_count(4)
+    expect(page.locator("li.message")).to_have_count(len(seeded))
     bad = page.locator('li.message[data-id="example-bad-timezone"]')
     expect(bad.locator(".status")).to_have_text("failed")
     expect(bad.locator(".reason")).to_contain_text("invalid_timezone")
