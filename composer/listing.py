@@ -110,14 +110,7 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     """Every ledger entry of the message, newest occurrence first: sent, failed, skipped,
     unconfirmed, released and still claimed alike."""
     read(rt.db.collection(MESSAGES).document(message_id), "message")
-    direction = firestore.Query.DESCENDING
-    query = (
-        rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter(LedgerField.MESSAGE_ID, "==", message_id))
-        .order_by(LedgerField.OCCURRENCE_AT, direction=direction)
-        .order_by(_DOCUMENT_ID, direction=direction)
-    )
-    rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
+    rows, cursor = _ledger_page(rt, LedgerField.MESSAGE_ID, message_id, page)
     deliveries = [_delivery(s.id, s.to_dict() or {}) for s in rows]
     return dump(DeliveryPage.model_validate({"deliveries": deliveries, "next_cursor": cursor}))
 
@@ -135,16 +128,23 @@ def list_rotation_days(rt: Runtime, rotation_id: str, page: Page) -> dict[str, A
     `skipped` (with the reason: missed, everyone out, day ended), failed, unconfirmed,
     released or still claimed alike, with the member the day named."""
     read(rt.db.collection(ROTATIONS).document(rotation_id), "rotation")
+    rows, cursor = _ledger_page(rt, LedgerField.ROTATION_ID, rotation_id, page)
+    days = [_delivery(s.id, s.to_dict() or {}, _LISTED_DAY, RotationDay) for s in rows]
+    return dump(RotationDayPage.model_validate({"deliveries": days, "next_cursor": cursor}))
+
+
+def _ledger_page(
+    rt: Runtime, owner: LedgerField, owner_id: str, page: Page
+) -> tuple[list[Any], str | None]:
+    """One page of the ledger entries whose `owner` field is `owner_id`, newest first."""
     direction = firestore.Query.DESCENDING
     query = (
         rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation_id))
+        .where(filter=FieldFilter(owner, "==", owner_id))
         .order_by(LedgerField.OCCURRENCE_AT, direction=direction)
         .order_by(_DOCUMENT_ID, direction=direction)
     )
-    rows, cursor = _page(query, LedgerField.OCCURRENCE_AT, page)
-    days = [_delivery(s.id, s.to_dict() or {}, _LISTED_DAY, RotationDay) for s in rows]
-    return dump(RotationDayPage.model_validate({"deliveries": days, "next_cursor": cursor}))
+    return _page(query, LedgerField.OCCURRENCE_AT, page)
 
 
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
