@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     StrictBool,
+    StrictFloat,
     StrictInt,
     StrictStr,
 )
@@ -222,3 +223,30 @@ class OpenApiDocument(BaseModel):
     info: dict[str, Any]
     paths: dict[str, Any]
     components: dict[str, Any]
+
+
+class Category(BaseModel):
+    """One category a message may have (`categories/{id}`), with the contract's defaults for
+    what its document leaves out; `quiet_window_hours` and `daily_cap` are null when the
+    document's value is malformed (or, for the cap, absent)."""
+
+    id: StrictStr
+    label: StrictStr
+    opt_out_allowed: StrictBool = Field(description="false for a must-read category")
+    quiet_window_hours: StrictInt | StrictFloat | None = None
+    daily_cap: StrictInt | None = None
+
+
+class CategoryList(BaseModel):
+    """`GET /categories`: every category, in id order."""
+
+    categories: list[Category]
+
+
+class Preferences(BaseModel):
+    """`GET`/`PUT /preferences/{user}`: what the person opted out of, and every category
+    they could choose from."""
+
+    user: StrictStr
+    opted_out: list[StrictStr]
+    categories: list[Category]

@@ -36,6 +36,7 @@ from core.documents.deliveries import LedgerField
 from core.documents.errors import ErrorField
 from core.documents.messages import MessageField, Status
 from core.documents.rotations import RotationField
+from core.models import USER_ID
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS, is_document_id, is_timestamp
 
@@ -62,6 +63,9 @@ class MessageQuery(PageQuery):
         description="a comma-separated subset of the statuses",
     )
     channel: str | None = Field(None, pattern=r"^[CGD][A-Z0-9]{2,}$")
+    user: str | None = Field(
+        None, pattern=r"^[UW][A-Z0-9]{2,}$", description="messages to this person only"
+    )
 
 
 @dataclass(frozen=True)
@@ -93,13 +97,15 @@ def statuses_from(raw: str | None, problems: Problems) -> list[str]:
 
 
 def list_messages(
-    rt: Runtime, statuses: list[str], channel: str | None, page: Page
+    rt: Runtime, statuses: list[str], channel: str | None, page: Page, user: str | None = None
 ) -> dict[str, Any]:
     query: Any = rt.db.collection(MESSAGES)
     if statuses:
         query = query.where(filter=FieldFilter(MessageField.STATUS, "in", statuses))
     if channel is not None:
         query = query.where(filter=FieldFilter(MessageField.CHANNEL, "==", channel))
+    if user is not None:
+        query = query.where(filter=FieldFilter(MessageField.USER, "==", user))
     query = query.order_by(MessageField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, MessageField.NEXT_RUN_AT, page)
     messages = [message_json(s.id, s.to_dict() or {}) for s in rows]
@@ -150,6 +156,12 @@ def _ledger_page(
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
     if raw is not None:
         check_channel(problems, "channel", raw)
+    return raw
+
+
+def check_listing_user(raw: str | None, problems: Problems) -> str | None:
+    if raw is not None and not USER_ID.match(raw):
+        problems.add("user", f"{raw[:80]!r} is not a Slack user id such as U0123ABCD")
     return raw
 
 

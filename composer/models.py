@@ -60,6 +60,7 @@ class MessageDraft(_Body):
 
     channel: str | None = None
     user: str | None = None
+    category: str | None = None
     text: str
     timezone: str = "UTC"
     send_at: Instant | None = None
@@ -80,6 +81,7 @@ class MessageEdit(_Body):
 
     channel: str | None = None
     user: str | None = None
+    category: str | None = None
     text: str | None = None
     timezone: str | None = None
     send_at: Instant | None = None
@@ -155,3 +157,15 @@ class RotationEdit(_Body):
 class RotationPreview(_Body):
     """`POST /rotations/{id}/preview`: previews the stored rotation; the body, when there is
     one, must be an empty object (a field here would preview something that is not sent)."""
+
+
+# Far more categories than any team defines: a body is bounded before it is looked up.
+MAX_OPT_OUTS = 100
+
+
+class PreferencesEdit(_Body):
+    """`PUT /preferences/{user}`: the person's whole list of opted-out category ids."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"opted_out": ["nudges"]}]})
+
+    opted_out: list[str] = Field(max_length=MAX_OPT_OUTS)

@@ -14,11 +14,13 @@ from pydantic import BaseModel
 
 from composer import idempotency, listing, openapi
 from composer.answers import (
+    CategoryList,
     DeliveryPage,
     Message,
     MessagePage,
     MessagePreview,
     OpenApiDocument,
+    Preferences,
     Rotation,
     RotationDayPage,
     RotationPage,
@@ -30,12 +32,14 @@ from composer.messages import cancel_message, create_message, edit_message, get_
 from composer.models import (
     MessageDraft,
     MessageEdit,
+    PreferencesEdit,
     RotationDraft,
     RotationEdit,
     RotationPreview,
 )
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
+from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import create_rotation, edit_rotation, get_rotation
@@ -85,9 +89,10 @@ def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
     problems = Problems()
     statuses = listing.statuses_from(request.args.get("status"), problems)
     channel = listing.check_listing_channel(request.args.get("channel"), problems)
+    user = listing.check_listing_user(request.args.get("user"), problems)
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
-    return listing.list_messages(rt, statuses, channel, page), 200
+    return listing.list_messages(rt, statuses, channel, page, user), 200
 
 
 def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
@@ -139,6 +144,19 @@ def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer
     count = _count_from(request)
     parse_body(request, RotationPreview, optional=True)
     return preview_rotation(rt, ident, count), 200
+
+
+def _list_categories(request: flask.Request, rt: Runtime) -> Answer:
+    return list_categories(rt.db), 200
+
+
+def _get_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return get_preferences(rt.db, ident), 200
+
+
+def _put_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    edit = parse_body(request, PreferencesEdit, optional=False)
+    return put_preferences(rt.db, ident, edit), 200
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -270,6 +288,24 @@ ROUTES: tuple[Route, ...] = (
         RotationDayPage,
         query=PageQuery,
         errors=(404,),
+    ),
+    Route("GET", "/categories", _list_categories, "List message categories", CategoryList),
+    Route(
+        "GET",
+        "/preferences/{id}",
+        _get_preferences,
+        "A person's preferences",
+        Preferences,
+        errors=(404,),
+    ),
+    Route(
+        "PUT",
+        "/preferences/{id}",
+        _put_preferences,
+        "Replace a person's opt-outs",
+        Preferences,
+        body=PreferencesEdit,
+        errors=(400, 404),
     ),
     Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
 )

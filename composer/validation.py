@@ -20,6 +20,7 @@ from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
 from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, USER_ID
 from core.schedule import recurrence_from_fields, zone
+from core.store import is_document_id
 from formatting.slack_text import to_slack
 
 # A send_at this little in the past is still accepted (client clocks and request latency);
@@ -32,6 +33,7 @@ MESSAGE_FIELDS = tuple(
     for field in (
         MessageField.CHANNEL,
         MessageField.USER,
+        MessageField.CATEGORY,
         MessageField.TEXT,
         MessageField.TIMEZONE,
         MessageField.SEND_AT,
@@ -110,6 +112,8 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     schedule) the schedule must also lie ahead of `now`, and `first_run` is computed."""
     problems = Problems()
     check_recipient(problems, draft.channel, draft.user)
+    if draft.category is not None and not is_document_id(draft.category):
+        problems.add("category", f"{draft.category[:80]!r} cannot be a category id")
     check_text(problems, "text", draft.text)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
     recurring = draft.rrule is not None
@@ -220,6 +224,7 @@ def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
     content = MessageWrite(
         channel=_given(draft.channel),
         user=_given(draft.user),
+        category=_given(draft.category),
         text=draft.text,
         timezone=draft.timezone,
         allow_broadcast=draft.allow_broadcast,

@@ -26,6 +26,11 @@ MESSAGES = "scheduled_messages"
 DELIVERIES = "deliveries"
 ROTATIONS = "rotations"
 CHANNEL_PACING = "channel_pacing"
+# People (CONTRACT.md): categories of messages, each person's opt-outs, and notify-once events.
+CATEGORIES = "categories"
+PREFERENCES = "preferences"
+EVENTS = "events"
+RESPONSES = "responses"
 
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.

@@ -1,9 +1,11 @@
-// Entry point: sign in, then show the section the hash names (#/messages, #/rotations).
+// Entry point: sign in, then show the section the hash names (#/messages, #/rotations,
+// #/people).
 import { bearer, forget } from "./signin.js";
 import { mountMessages } from "./messages.js";
+import { mountPeople } from "./people.js";
 import { mountRotations } from "./rotations.js";
 
-const SECTIONS = { messages: mountMessages, rotations: mountRotations };
+const SECTIONS = { messages: mountMessages, rotations: mountRotations, people: mountPeople };
 const mounted = new Set();
 
 function current() {

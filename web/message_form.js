@@ -2,6 +2,7 @@
 // the save (POST /messages with an Idempotency-Key, or PUT with If-Match = the version read).
 import { api } from "./api.js";
 import { renderMrkdwn } from "./mrkdwn.js";
+import { loadCategories } from "./people.js";
 import { isZone, viewerZone, wallClock, zonedIso } from "./time.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
@@ -29,16 +30,37 @@ export function mountMessageForm(container, onSaved) {
   const input = (name) => ui.form.elements[name];
   const value = (name) => input(name).value.trim();
   const kind = () => (ui.form.querySelector('[name="kind"]:checked')?.value ?? "once");
+  // Send to a channel, or to a person (`user`: a direct message).
+  const to = () => (ui.form.querySelector('[name="to"]:checked')?.value ?? "channel");
 
   function showKind() {
     ui.once.hidden = kind() !== "once";
     ui.repeat.hidden = kind() !== "repeat";
+    ui.toChannel.hidden = to() !== "channel";
+    ui.toUser.hidden = to() !== "user";
+  }
+
+  async function fillCategories() {
+    const chosen = input("category").value;
+    const options = (await loadCategories()).map((c) => el("option", { value: c.id }, c.label));
+    input("category").replaceChildren(el("option", { value: "" }, "None"), ...options);
+    chooseCategory(chosen);
+  }
+
+  // A stored category the list lacks (deleted, or unreadable) stays visible and chosen.
+  function chooseCategory(id) {
+    const select = input("category");
+    if (id && ![...select.options].some((option) => option.value === id)) {
+      select.append(el("option", { value: id }, id));
+    }
+    select.value = id ?? "";
   }
 
   // The form as a create body (the shape POST /preview takes too).
   function draft() {
     const zone = value("timezone") || "UTC";
-    const body = { channel: value("channel"), text: input("text").value, timezone: zone };
+    const body = { [to()]: value(to()), text: input("text").value, timezone: zone };
+    if (value("category")) body.category = value("category");
     body.allow_broadcast = input("allow_broadcast").checked;
     if (kind() === "once") {
       const local = wall(value("send_at"));
@@ -61,6 +83,10 @@ export function mountMessageForm(container, onSaved) {
       if (!same(name, record[name], wanted)) edit[name] = wanted;
     }
     for (const name of OTHER_KIND[kind()]) if (record[name] != null) edit[name] = null;
+    const other = to() === "user" ? "channel" : "user";
+    for (const name of [other, "category"]) {
+      if (record[name] != null && !(name in body)) edit[name] = null;
+    }
     return edit;
   }
 
@@ -167,6 +193,10 @@ export function mountMessageForm(container, onSaved) {
     ui.stop.hidden = false;
     const zone = record.timezone ?? "UTC";
     input("channel").value = record.channel ?? "";
+    input("user").value = record.user ?? "";
+    const recipient = record.user ? "user" : "channel";
+    ui.form.querySelector(`[name="to"][value="${recipient}"]`).checked = true;
+    chooseCategory(record.category);
     input("text").value = record.text ?? "";
     input("timezone").value = zone;
     input("allow_broadcast").checked = Boolean(record.allow_broadcast);
@@ -184,6 +214,7 @@ export function mountMessageForm(container, onSaved) {
   function reset() {
     state.record = null;
     ui.form.reset();
+    chooseCategory("");
     input("timezone").value = viewerZone();
     ui.heading.textContent = "Schedule a message";
     ui.submit.textContent = "Schedule";
@@ -203,6 +234,7 @@ export function mountMessageForm(container, onSaved) {
     notice(ui.status, "Edit abandoned; nothing was saved.");
   });
   reset();
+  fillCategories();
   return { edit };
 }
 
@@ -225,10 +257,10 @@ function conflictText(data) {
 // The form's elements; every control has a <label>, hints are tied by aria-describedby.
 function build() {
   const text = (id, name, attrs = {}) => el("input", { id, name, type: "text", ...attrs });
-  const radio = (value, label, checked) =>
+  const radio = (value, label, checked, name = "kind") =>
     el("span", { class: "choice" },
-      el("input", { type: "radio", id: `m-kind-${value}`, name: "kind", value, checked }),
-      el("label", { for: `m-kind-${value}` }, label));
+      el("input", { type: "radio", id: `m-${name}-${value}`, name, value, checked }),
+      el("label", { for: `m-${name}-${value}` }, label));
   const zones = el("datalist", { id: "m-zones" }, ZONES.map((zone) => el("option", { value: zone })));
   const when = (id, name) => text(id, name, { placeholder: "2027-01-04 09:30", autocomplete: "off" });
   const once = el("div", {},
@@ -240,14 +272,26 @@ function build() {
     field("First occurrence from (local)", when("m-dtstart", "dtstart"),
       "Local date and time the series starts from, YYYY-MM-DD HH:MM"));
   const heading = el("h2", { id: "m-form-heading", tabindex: "-1" }, "Schedule a message");
+  const toChannel = field("Channel",
+    text("m-channel", "channel", { autocomplete: "off", spellcheck: "false" }),
+    "Slack conversation id, e.g. C0123ABCD");
+  const toUser = field("Person",
+    text("m-user", "user", { autocomplete: "off", spellcheck: "false" }),
+    "Slack user id, e.g. U0123ABCD: sent as a direct message from the bot");
   const submit = el("button", { type: "submit", class: "primary" }, "Schedule");
   const stop = el("button", { type: "button", hidden: true }, "Stop editing");
   const status = el("div", { class: "notice", hidden: true });
   const form = el("form", { novalidate: true, "aria-labelledby": "m-form-heading" },
-    field("Channel", text("m-channel", "channel", { autocomplete: "off", spellcheck: "false" }),
-      "Slack conversation id, e.g. C0123ABCD"),
+    el("fieldset", {},
+      el("legend", {}, "Send to"),
+      el("div", { role: "radiogroup", "aria-label": "Send to" },
+        radio("channel", "A channel", true, "to"), radio("user", "A person", false, "to")),
+      toChannel, toUser),
     field("Message", el("textarea", { id: "m-text", name: "text", rows: "6" }),
       "Markdown: **bold**, _italics_, ~~strike~~, [links](https://…), `code`, lists, <@U123>"),
+    field("Category", el("select", { id: "m-category", name: "category" },
+      el("option", { value: "" }, "None")),
+      "What kind of message this is; people can opt out of some categories (People section)"),
     field("Timezone", text("m-timezone", "timezone", { list: "m-zones", autocomplete: "off" }),
       "IANA name, e.g. Europe/Berlin; times below are wall-clock times there"),
     zones,
@@ -271,6 +315,6 @@ function build() {
     el("h4", {}, "Next occurrences"), occurrences);
   const root = el("div", { class: "composer" },
     el("div", {}, heading, status, form), aside);
-  return { root, form, heading, submit, stop, status, once, repeat, previewStatus, rendered,
-    occurrences };
+  return { root, form, heading, submit, stop, status, once, repeat, toChannel, toUser,
+    previewStatus, rendered, occurrences };
 }

@@ -72,6 +72,7 @@ class MessageWrite(SubjectWrite):
 
     channel: str | Unset = UNSET
     user: str | Unset = UNSET
+    category: str | Unset = UNSET
     text: str | Unset = UNSET
     timezone: str | Unset = UNSET
     allow_broadcast: bool | Unset = UNSET

@@ -4,12 +4,14 @@ tests/messages/test_direct_messages.py."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from messages.kind import MESSAGE_KIND
 from processor.tick import run_tick
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.messages import ONE_OFF, message
+from tests.fixtures.runtime import ROOT
 
 TO_PERSON = {k: v for k, v in ONE_OFF.items() if k != "channel"} | {"user": "U0PERSON1"}
 
@@ -66,3 +68,21 @@ def test_the_channel_filter_lists_channel_messages_only(api):
     assert status == 200
     assert [m["id"] for m in listed["messages"]] == [in_channel["id"]]
     assert len(everything["messages"]) == 2
+
+
+def test_the_user_filter_lists_one_persons_messages_through_its_index(api):
+    call(api, "POST", "/messages", ONE_OFF)
+    theirs: Any = call(api, "POST", "/messages", TO_PERSON)[1]
+    call(api, "POST", "/messages", TO_PERSON | {"user": "U0SOMEONE"})
+
+    status, listed = call(api, "GET", "/messages?user=U0PERSON1")
+    pending = call(api, "GET", "/messages?user=U0PERSON1&status=pending")[1]
+    bad = call(api, "GET", "/messages?user=C0123ABCD")
+
+    assert status == 200
+    assert [m["id"] for m in listed["messages"]] == [theirs["id"]]
+    assert [m["id"] for m in pending["messages"]] == [theirs["id"]]
+    assert bad[0] == 422 and fields_of(bad[1]) == ["user"]
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [[f["fieldPath"] for f in i["fields"]] for i in indexes]
+    assert ["user", "next_run_at"] in fields and ["status", "user", "next_run_at"] in fields

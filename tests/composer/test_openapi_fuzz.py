@@ -88,6 +88,7 @@ def records(api: Any) -> dict[str, str]:
         made[prefix] = answer[
             "id"
         ]  # the series replaces the one-off: one-offs get sent, not edited
+    made["/preferences"] = "U0ALICE00"  # a person: anyone with a Slack user id has preferences
     return made
 
 

@@ -1,0 +1,114 @@
+"""People's preferences through the API: the categories a message may have (`categories/{id}`,
+written by operators or other services) and which of them each person opted out of
+(`preferences/{user id}`, written only here).
+
+Category documents are read defensively: another service may have written one badly. Such a
+document is still listed, with the contract's defaults for what is missing or malformed and a
+WARNING naming the fields; a malformed `opt_out_allowed` counts as `false`, so that nobody can
+opt out of what may be a must-read category. A `PUT` replaces the person's whole list; the
+last write wins (no version: one person edits their own list, and each write is complete).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.cloud import firestore
+
+from composer.answers import Category, CategoryList, Preferences
+from composer.models import PreferencesEdit
+from composer.serialize import dump
+from composer.validation import Problems
+from core import logs
+from core.documents.categories import CategoryField
+from core.documents.preferences import PreferenceField
+from core.errors import NotFound
+from core.models import USER_ID
+from core.store import CATEGORIES, PREFERENCES, is_document_id
+
+# Far more than any team defines; a listing never reads an unbounded collection.
+MAX_CATEGORIES = 500
+
+
+def list_categories(db: firestore.Client) -> dict[str, Any]:
+    docs = db.collection(CATEGORIES).limit(MAX_CATEGORIES).stream()
+    categories = [_category(doc.id, doc.to_dict() or {}) for doc in docs]
+    return dump(CategoryList(categories=categories))
+
+
+def get_preferences(db: firestore.Client, user: str) -> dict[str, Any]:
+    _check_user(user)
+    snap = db.collection(PREFERENCES).document(user).get()
+    return _answer(db, user, _opted_out(user, snap.to_dict() or {}))
+
+
+def put_preferences(db: firestore.Client, user: str, edit: PreferencesEdit) -> dict[str, Any]:
+    _check_user(user)
+    wanted = list(dict.fromkeys(edit.opted_out))  # a repeated id counts once
+    known = _categories_named(db, wanted)
+    problems = Problems()
+    for index, ident in enumerate(edit.opted_out):
+        category = known.get(ident)
+        if category is None:
+            problems.add(f"opted_out.{index}", f"{ident!r} is not a category")
+        elif not category.opt_out_allowed:
+            problems.add(
+                f"opted_out.{index}", f"{ident!r} is a must-read category: no one can opt out"
+            )
+    problems.raise_if_any()
+    db.collection(PREFERENCES).document(user).set({PreferenceField.OPTED_OUT.value: wanted})
+    logs.info("preferences written", user=user, opted_out=wanted)
+    return _answer(db, user, wanted)
+
+
+def _answer(db: firestore.Client, user: str, opted_out: list[str]) -> dict[str, Any]:
+    categories = list_categories(db)["categories"]
+    return dump(Preferences(user=user, opted_out=opted_out, categories=categories))
+
+
+def _check_user(user: str) -> None:
+    """A person is named by their Slack user id; any other path names nobody (404)."""
+    if not USER_ID.match(user):
+        raise NotFound(f"{user!r} is not a Slack user id such as U0123ABCD")
+
+
+def _categories_named(db: firestore.Client, ids: list[str]) -> dict[str, Category]:
+    references = [db.collection(CATEGORIES).document(i) for i in ids if is_document_id(i)]
+    snaps = db.get_all(references) if references else []
+    return {snap.id: _category(snap.id, snap.to_dict() or {}) for snap in snaps if snap.exists}
+
+
+def _category(ident: str, data: dict[str, Any]) -> Category:
+    """A stored category with the contract's defaults; malformed fields logged, never fatal."""
+    bad: list[str] = []
+    label = data.get(CategoryField.LABEL, ident)
+    if not isinstance(label, str) or not label.strip():
+        bad.append(CategoryField.LABEL.value)
+        label = ident
+    allowed = data.get(CategoryField.OPT_OUT_ALLOWED, True)
+    if not isinstance(allowed, bool):
+        bad.append(CategoryField.OPT_OUT_ALLOWED.value)
+        allowed = False  # the safe reading: perhaps must-read
+    hours = data.get(CategoryField.QUIET_WINDOW_HOURS, 0)
+    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours < 0:
+        bad.append(CategoryField.QUIET_WINDOW_HOURS.value)
+        hours = None
+    cap = data.get(CategoryField.DAILY_CAP)
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+        bad.append(CategoryField.DAILY_CAP.value)
+        cap = None
+    if bad:
+        logs.warning(
+            "category fields malformed: answered with defaults", category=ident, fields=bad
+        )
+    return Category(
+        id=ident, label=label, opt_out_allowed=allowed, quiet_window_hours=hours, daily_cap=cap
+    )
+
+
+def _opted_out(user: str, data: dict[str, Any]) -> list[str]:
+    stored = data.get(PreferenceField.OPTED_OUT, [])
+    kept = [item for item in stored if isinstance(item, str)] if isinstance(stored, list) else []
+    if not isinstance(stored, list) or len(kept) != len(stored):
+        logs.warning("preferences malformed: non-text opt-outs left out", user=user)
+    return kept
