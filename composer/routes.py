@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from composer import idempotency, listing, openapi
 from composer.answers import (
     DeliveryPage,
+    EventReceipt,
     Message,
     MessagePage,
     MessagePreview,
@@ -24,10 +25,12 @@ from composer.answers import (
     RotationPage,
     RotationTurns,
 )
+from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
 from composer.listing import MessageQuery, PageQuery
 from composer.messages import cancel_message, create_message, edit_message, get_message
 from composer.models import (
+    EventBody,
     MessageDraft,
     MessageEdit,
     RotationDraft,
@@ -139,6 +142,10 @@ def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer
     count = _count_from(request)
     parse_body(request, RotationPreview, optional=True)
     return preview_rotation(rt, ident, count), 200
+
+
+def _post_event(request: flask.Request, rt: Runtime) -> Answer:
+    return post_event(rt, parse_body(request, EventBody, optional=False))
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -270,6 +277,17 @@ ROUTES: tuple[Route, ...] = (
         RotationDayPage,
         query=PageQuery,
         errors=(404,),
+    ),
+    Route(
+        "POST",
+        "/events",
+        _post_event,
+        "Notify once per event",
+        EventReceipt,
+        201,
+        body=EventBody,
+        also=(200,),
+        errors=(400, 503),
     ),
     Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
 )
