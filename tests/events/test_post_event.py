@@ -6,6 +6,7 @@ stand-in, the Firestore emulator)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import timedelta
 
 import pytest
@@ -78,8 +79,9 @@ def test_a_person_slack_will_not_dm_is_a_failed_event_never_retried(api, db, sla
     assert (entry["status"], entry["error"]["code"]) == ("failed", "user_not_found")
 
 
-def test_a_definitive_slack_error_answers_failed(api, db, slack):
+def test_a_definitive_slack_error_answers_failed(api, db, slack, capsys):
     slack.inject(Fault("error", code="channel_not_found", times=1))
+    capsys.readouterr()
 
     status, answer = call(api, "POST", "/events", event())
     _, again = call(api, "POST", "/events", event())
@@ -89,6 +91,10 @@ def test_a_definitive_slack_error_answers_failed(api, db, slack):
     assert slack.posts() == []
     assert ledger(db)[DELIVERY]["error"]["code"] == "channel_not_found"
     assert stored(db)["status"] == "failed"
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    [escalated] = [line for line in lines if line["severity"] == "ERROR"]
+    assert (escalated["event_id"], escalated["error_code"]) == (SHA, "channel_not_found")
+    assert "message_id" not in escalated
 
 
 @pytest.mark.parametrize(
