@@ -11,7 +11,7 @@ numbers and flags are strict: a `version` stored as text is not answered as a nu
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
@@ -250,3 +250,13 @@ class Preferences(BaseModel):
     user: StrictStr
     opted_out: list[StrictStr]
     categories: list[Category]
+
+
+class EventReceipt(BaseModel):
+    """`POST /events`: the event's one delivery and where its send is. 201 for the first
+    caller with the key (`duplicate: false`, `status`: what its send did), 200 for every
+    later or concurrent one (`duplicate: true`, the send's current status; nothing sent)."""
+
+    delivery_id: StrictStr = Field(description="`e:<sha256 of key>`, the ledger entry")
+    duplicate: StrictBool
+    status: Literal["sending", "sent", "failed", "skipped", "unconfirmed"]

@@ -16,6 +16,9 @@ from core.http import Instant
 from core.models import MAX_MISFIRE_GRACE
 from core.rules import MAX_EXDATES
 
+# A category id names a `categories` document (Firestore: at most 1,500 bytes).
+MAX_CATEGORY_ID = 128
+
 NonWorkingDayPolicy = Literal["skip", "next_working_day"]
 # What reconciliation does when Slack history cannot be read (processor/reconcile.py).
 AmbiguityPolicy = Literal["hold", "retry"]
@@ -169,3 +172,27 @@ class PreferencesEdit(_Body):
     model_config = ConfigDict(json_schema_extra={"examples": [{"opted_out": ["nudges"]}]})
 
     opted_out: list[str] = Field(max_length=MAX_OPT_OUTS)
+
+
+# `POST /events`: the caller's own identity for the event (CONTRACT.md).
+MAX_EVENT_KEY = 500
+
+
+class EventBody(_Body):
+    """`POST /events`: notify once per event. `key` is the event's identity: the first
+    request with it sends, every other is told `duplicate`. It names `channel` or `user`,
+    exactly one (composer.events)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"key": "stage-717:completed", "channel": "C0123ABCD", "text": "Framing done"}
+            ]
+        }
+    )
+
+    key: str = Field(min_length=1, max_length=MAX_EVENT_KEY)
+    channel: str | None = None
+    user: str | None = None
+    text: str
+    category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)

@@ -50,6 +50,8 @@ class Route:
     query: type[BaseModel] = NoQuery
     headers: tuple[str, ...] = ()
     errors: tuple[int, ...] = ()
+    # Other success statuses answered with the same model (`POST /events`: 200, a duplicate).
+    also: tuple[int, ...] = ()
     pattern: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +88,7 @@ _ERROR_MEANING = {
     409: "the record's status forbids this change right now",
     412: "If-Match is not the record's current version",
     422: "named fields, query parameters or headers are invalid",
+    503: "Slack refused for now; nothing was done, the same request may be made again",
 }
 
 
@@ -130,9 +133,12 @@ def _operation(route: Route, refs: dict[tuple[Any, JsonSchemaMode], Any]) -> dic
         "summary": route.summary,
         "parameters": _parameters(route),
         "responses": {
-            str(route.status): _json_content(
-                route.answer.__doc__ or "", refs[(route.answer, "serialization")]
-            ),
+            **{
+                str(status): _json_content(
+                    route.answer.__doc__ or "", refs[(route.answer, "serialization")]
+                )
+                for status in (route.status, *route.also)
+            },
             **{
                 str(status): _json_content(
                     _ERROR_MEANING[status], refs[(ErrorBody, "serialization")]

@@ -16,6 +16,7 @@ from composer import idempotency, listing, openapi
 from composer.answers import (
     CategoryList,
     DeliveryPage,
+    EventReceipt,
     Message,
     MessagePage,
     MessagePreview,
@@ -26,10 +27,12 @@ from composer.answers import (
     RotationPage,
     RotationTurns,
 )
+from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
 from composer.listing import MessageQuery, PageQuery
 from composer.messages import cancel_message, create_message, edit_message, get_message
 from composer.models import (
+    EventBody,
     MessageDraft,
     MessageEdit,
     PreferencesEdit,
@@ -157,6 +160,10 @@ def _get_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 def _put_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     edit = parse_body(request, PreferencesEdit, optional=False)
     return put_preferences(rt.db, ident, edit), 200
+
+
+def _post_event(request: flask.Request, rt: Runtime) -> Answer:
+    return post_event(rt, parse_body(request, EventBody, optional=False))
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -306,6 +313,17 @@ ROUTES: tuple[Route, ...] = (
         Preferences,
         body=PreferencesEdit,
         errors=(400, 404),
+    ),
+    Route(
+        "POST",
+        "/events",
+        _post_event,
+        "Notify once per event",
+        EventReceipt,
+        201,
+        body=EventBody,
+        also=(200,),
+        errors=(400, 503),
     ),
     Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
 )

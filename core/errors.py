@@ -72,6 +72,13 @@ class ValidationFailed(HttpError):
     status, code = 422, "validation_failed"
 
 
+class Unavailable(HttpError):
+    """A dependency (Slack) refused for now; nothing was done, and the same request may be
+    made again."""
+
+    status, code = 503, "unavailable"
+
+
 class DocumentError(AppError):
     """A stored document that cannot be sent as it is (bad zone, rule, channel, text...)."""
 

@@ -3,6 +3,7 @@ it, and ledger identities. (Statuses, leases and field names: core.documents.)""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -66,6 +67,16 @@ def message_delivery_id(message_id: str, occurrence_at: datetime) -> str:
     """The ledger id of one occurrence of one message: the same inputs always give the same
     id, which is what lets Firestore refuse a second claim of it."""
     return f"m:{message_id}:{format_instant(occurrence_at)}"
+
+
+def event_id(key: str) -> str:
+    """An event's `events` id: the sha256 of its key, hex (any key fits a document id)."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def event_delivery_id(event: str) -> str:
+    """The ledger id of an event's one send, from its `events` id: `e:<sha256 of key>`."""
+    return f"e:{event}"
 
 
 def rotation_delivery_id(rotation_id: str, day: date) -> str:

@@ -14,6 +14,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_document import DocumentSnapshot
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from core.documents.events import EventStatus
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
@@ -32,6 +33,9 @@ PREFERENCES = "preferences"
 EVENTS = "events"
 RESPONSES = "responses"
 
+
+_EVENT_PENDING = EventStatus.PENDING.value
+_EVENT_SENDING = EventStatus.SENDING.value
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.
 _RESERVED_ID = re.compile(r"\.|\.\.|__.*__", re.DOTALL)
@@ -195,6 +199,36 @@ def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
     before = list(query.end_before(least).limit(limit).stream())
     after = list(query.start_at({LEASE: {LeaseField.EXPIRES_AT.value: ""}}).limit(limit).stream())
     return before + after
+
+
+def due_events(
+    db: firestore.Client,
+    now: datetime,
+    limit: int,
+    *,
+    excluding: Sequence[str] = (),
+    shards: int = 1,
+) -> list[Snapshot]:
+    """Events released for another attempt (`pending`) and due again, oldest first, through
+    the (status, next_run_at) index; `excluding` (channels: an event stores the DM it
+    posts to) and `shards` as for `due_messages`."""
+    filters = [FieldFilter(SubjectField.STATUS, "==", _EVENT_PENDING)]
+    if excluding:
+        filters.append(_not_in(excluding))
+    return _due(db, EVENTS, now, limit, shards, *filters)
+
+
+def expired_event_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
+    """Events still `sending` whose lease ran out (the request that claimed them died, or
+    its send was ambiguous), through the (status, lease.expires_at) index."""
+    query = (
+        db.collection(EVENTS)
+        .where(filter=FieldFilter(SubjectField.STATUS, "==", _EVENT_SENDING))
+        .where(filter=FieldFilter(LeaseField.EXPIRES_AT.path, "<=", now))
+        .order_by(LeaseField.EXPIRES_AT.path)
+        .limit(limit)
+    )
+    return list(query.stream())
 
 
 def due_rotations(

@@ -18,6 +18,7 @@ again, and the subject is repaired from it (`ClaimPlan.repaired`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -79,6 +80,42 @@ def commit_claim(
         plan.log(missed)
         return _claimed(rt, kind, snap, plan, None, 1, results, slots, now)
     return Result.DUPLICATE
+
+
+def claim_new(
+    rt: Runtime,
+    kind: Kind[Any],
+    subject: firestore.DocumentReference,
+    fields: dict[str, Any],
+    plan: ClaimPlan[Any],
+) -> Claim[Any] | Result:
+    """Claim an occurrence whose subject the claim itself creates (a notify-once event, by
+    its first caller): the `create()` of the subject (`fields` and the claim's lease) and of
+    the ledger entry in one batch. The first caller's lands; any other's fails whole on
+    AlreadyExists (Result.DUPLICATE): nothing is claimed, nothing is sent."""
+    now = rt.clock.now()
+    expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
+    claimed = replace(plan.claimed(rt.worker_id, expires_at, 1, ()), updated_at=now, version=1)
+    batch = rt.db.batch()
+    batch.create(subject, fields | claimed.to_document())
+    batch.create(plan.ledger_ref, plan.new_entry() | _claim_entry(rt, plan, now, expires_at, 1))
+    try:
+        results = batch.commit()  # pragma: SYNCPOINT claim_new
+    except AlreadyExists:
+        return Result.DUPLICATE
+    return Claim(
+        kind,
+        plan.subject(None),
+        subject.id,
+        plan.occurrence_at,
+        plan.ledger_ref.id,
+        1,
+        rt.worker_id,
+        results[0].update_time,
+        results[1].update_time,
+        (),
+        post_deadline(rt.settings, now),
+    )
 
 
 def _claim_existing(

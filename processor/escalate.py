@@ -21,12 +21,18 @@ def escalate(
     status: str,
     message_id: str | None = None,
     rotation_id: str | None = None,
+    event_id: str | None = None,
     occurrence_at: datetime | None,
     error_code: str | None,
     detail: str,
     **fields: Any,
 ) -> None:
-    subject = {"message_id": message_id} if rotation_id is None else {"rotation_id": rotation_id}
+    if rotation_id is not None:
+        subject: dict[str, Any] = {"rotation_id": rotation_id}
+    elif event_id is not None:
+        subject = {"event_id": event_id}
+    else:
+        subject = {"message_id": message_id}
     logs.error(
         f"delivery {status}",
         **subject,
@@ -40,16 +46,17 @@ def escalate(
     if not channel:
         return
     when = occurrence_at.isoformat() if occurrence_at else "unknown occurrence"
-    what = (
-        f"Rotation `{escape(rotation_id)}`"
-        if rotation_id
-        else f"Scheduled message `{escape(str(message_id))}`"
-    )
+    if rotation_id:
+        what = f"Rotation `{escape(rotation_id)}`"
+    elif event_id:
+        what = f"Event `{escape(event_id)}`"
+    else:
+        what = f"Scheduled message `{escape(str(message_id))}`"
     text = (
         f":warning: {what} ({escape(when)}) is *{status}*: "
         f"`{escape(error_code or 'unknown')}` {escape(detail)}"
     )
-    alert_id = f"alert:{fields.get('delivery_id') or rotation_id or message_id}"
+    alert_id = f"alert:{fields.get('delivery_id') or rotation_id or event_id or message_id}"
     result = rt.slack.post(channel, text, alert_id)
     if result.outcome is not Outcome.DELIVERED:
         logs.warning(

@@ -27,6 +27,12 @@ from core.store import DELIVERIES, read_in_order
 from processor.abc import Claim, Writes
 from processor.outcome import Result
 
+# Commits of one outcome, each after a precondition failed on an unrelated write. Every
+# duplicate caller of an event counts itself on the event (`callers`) while its first caller
+# sends, so a send with many racing callers meets several; past these, reconciliation
+# settles the send from Slack's history.
+FENCE_TRIES = 8
+
 
 def finalize(rt: Runtime, claim: Claim[Any], post: PostResult) -> Result:
     """Record what a send did (or what reconciliation proved it did)."""
@@ -94,9 +100,10 @@ def _commit_while_leased(
 ) -> bool:
     """Commit an outcome under the lease fence (`commit` conditions every write on the
     claim's update times). When a precondition fails only because an unrelated field
-    changed (`still_ours` answers the claim with fresh update times), once more; False when
-    the lease was taken over: the caller logs its late result as fenced."""
-    for _ in range(2):
+    changed (`still_ours` answers the claim with fresh update times), again, at most
+    FENCE_TRIES times in all; False when the lease was taken over: the caller logs its late
+    result as fenced."""
+    for _ in range(FENCE_TRIES):
         try:
             commit(claim)
             return True

@@ -1,5 +1,6 @@
 """The kinds of send, in the order a pass takes them (rotations, few and due at a fixed local
-time, first), and a pass over them: what every target hands the pipeline. DISPATCH picks
+time, first; events, sent by their first caller's request, are only retried and reconciled
+by a pass), and a pass over them: what every target hands the pipeline. DISPATCH picks
 who sends: the pass itself (`inline`), or `deliver`, one Pub/Sub message per due document
 (`pubsub`, processor.publish)."""
 
@@ -9,13 +10,14 @@ from typing import Any
 
 from core.runtime import Runtime
 from core.settings import PUBSUB
+from events.kind import EVENT_KIND
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
 from processor.abc import Kind
 from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
-KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND)
+KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND, EVENT_KIND)
 KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
 
 

@@ -43,12 +43,14 @@ class LedgerKind(enum.StrEnum):
 
     MESSAGE = "message"
     ROTATION = "rotation"
+    EVENT = "event"  # a notify-once event (`POST /events`)
 
 
 class LedgerField(enum.StrEnum):
     KIND = "kind"
     MESSAGE_ID = "message_id"
     ROTATION_ID = "rotation_id"
+    EVENT_ID = "event_id"  # an event's `events` id: the sha256 of its key
     OCCURRENCE_AT = "occurrence_at"
     OCCURRENCE_DATE = "occurrence_date"
     CHANNEL = "channel"
@@ -140,6 +142,8 @@ class Occurrence:
     def to_document(self) -> dict[str, Any]:
         if self.kind is LedgerKind.MESSAGE:
             subject: dict[str, Any] = {LedgerField.MESSAGE_ID.value: self.subject_id}
+        elif self.kind is LedgerKind.EVENT:
+            subject = {LedgerField.EVENT_ID.value: self.subject_id}
         else:
             subject = {
                 LedgerField.ROTATION_ID.value: self.subject_id,
@@ -159,7 +163,7 @@ def new_entry(occurrence: Occurrence, worker: str, write: LedgerWrite) -> dict[s
     """A ledger document as first written, whatever its first status: one shape for every
     entry of a kind, so a listing or an operator never meets a field missing on some."""
     empty = LedgerWrite(worker=worker, attempts=0, slack_ts=None, sent_at=None, error=None)
-    if occurrence.kind is LedgerKind.MESSAGE:
+    if occurrence.kind is not LedgerKind.ROTATION:
         unset = LedgerWrite(claimed_at=None)
     else:
         unset = LedgerWrite(member=None)

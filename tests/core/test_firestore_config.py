@@ -31,7 +31,7 @@ def _client_sdk_request(
 
 
 @pytest.mark.parametrize(
-    "collection", ["scheduled_messages", "deliveries", "rotations", "channel_pacing"]
+    "collection", ["scheduled_messages", "deliveries", "rotations", "channel_pacing", "events"]
 )
 def test_client_sdks_can_neither_read_nor_write(firestore_host, project, db, collection):
     doc_id = seed_message(db) if collection == "scheduled_messages" else "x"
@@ -101,3 +101,19 @@ def test_the_due_query_leaving_channels_out_reads_people_through_their_index():
     ]
     assert ["status", "next_run_at", "user"] in fields
     assert ["shard", "status", "next_run_at", "user"] in fields
+
+
+def test_the_event_queries_have_their_composite_indexes():
+    """Released events due again, with and without shards and channel ranges, and events
+    whose lease expired (core.store.due_events, expired_event_leases)."""
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [f["fieldPath"] for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "events"
+    ]
+    assert ["status", "next_run_at"] in fields
+    assert ["shard", "status", "next_run_at"] in fields
+    assert ["status", "next_run_at", "channel"] in fields
+    assert ["shard", "status", "next_run_at", "channel"] in fields
+    assert ["status", "lease.expires_at"] in fields

@@ -1,0 +1,1 @@
+"""Notify-once events (`POST /events`) as a kind of send on the one pipeline."""

@@ -1,0 +1,37 @@
+"""An event as the pipeline reads it: what its one send posts, and where."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.documents.events import EventField
+from core.errors import DocumentError
+from core.models import CHANNEL_ID
+
+
+@dataclass(frozen=True)
+class Event:
+    """A stored event, validated for sending. `channel` is where it posts: the conversation
+    the caller named, or the DM with `user` that the first caller's request opened."""
+
+    id: str  # the sha256 of `key`
+    key: str
+    channel: str
+    text: str
+    created_at: datetime
+    user: str | None = None
+
+    @classmethod
+    def from_document(cls, doc_id: str, data: dict[str, Any]) -> Event:
+        key, text = data.get(EventField.KEY), data.get(EventField.TEXT)
+        channel, created = data.get(EventField.CHANNEL), data.get(EventField.CREATED_AT)
+        user = data.get(EventField.USER)
+        if not isinstance(key, str) or not isinstance(text, str) or not text.strip():
+            raise DocumentError("invalid_event", "an event needs its key and a text")
+        if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
+            raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
+        if not isinstance(created, datetime):
+            raise DocumentError("invalid_event", "an event needs its created_at")
+        return cls(doc_id, key, channel, text, created, user if isinstance(user, str) else None)

@@ -1,0 +1,173 @@
+"""Notify once per event (`POST /events`): the first caller with a key owns the send, made
+during its request; every other caller, at once or years later, is told `duplicate` with
+the send's current status, and nothing is sent.
+
+The claim is the `create()` of the ledger entry `deliveries/e:<sha256 of key>` together
+with the event `events/<sha256 of key>` (processor.claim.claim_new): Firestore lets exactly
+one such batch land. The send and its record are the pipeline's (processor.deliver.send,
+processor.finalize), so a caller that dies after its claim leaves a lease that
+reconciliation settles as for any send (events.kind). A message to a person opens their DM
+first (as messages.claim does), so the claim's ledger entry names the DM whose history
+reconciliation reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core.exceptions import AlreadyExists
+from google.cloud import firestore
+
+from core import logs
+from core.documents.deliveries import LedgerKind, LedgerStatus, LedgerWrite, Occurrence, new_entry
+from core.documents.errors import StoredError
+from core.documents.events import EventField, EventStatus, EventWrite
+from core.documents.write import INCREMENT
+from core.errors import Unavailable
+from core.models import event_delivery_id, event_id
+from core.runtime import Runtime
+from core.shards import shard_of
+from core.slack import Outcome, PostResult
+from core.store import DELIVERIES, EVENTS
+from events.claim import EventPlan
+from events.kind import EVENT_KIND
+from events.model import Event
+from processor.abc import Claim
+from processor.claim import claim_new
+from processor.deliver import report_outcome, send
+from processor.escalate import escalate
+from processor.finalize import finalize
+
+# The answer's `status` for each stored status: released and ambiguous sends are
+# `sending` (unresolved) until a pass or reconciliation settles them.
+_ANSWERED: dict[str, str] = {
+    EventStatus.SENDING: "sending",
+    EventStatus.PENDING: "sending",
+    EventStatus.SENT: "sent",
+    EventStatus.FAILED: "failed",
+    EventStatus.UNCONFIRMED: "unconfirmed",
+}
+
+
+def _answered(stored: Any) -> str:
+    return _ANSWERED.get(str(stored), "sending")
+
+
+@dataclass(frozen=True)
+class EventDraft:
+    """A valid `POST /events` body (composer checks it)."""
+
+    key: str
+    text: str
+    channel: str | None = None
+    user: str | None = None
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Notified:
+    delivery_id: str
+    duplicate: bool
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"delivery_id": self.delivery_id, "duplicate": self.duplicate, "status": self.status}
+
+
+def notify(rt: Runtime, draft: EventDraft) -> Notified:
+    """Send `draft` unless its key was claimed before; what the caller is answered."""
+    ref = rt.db.collection(EVENTS).document(event_id(draft.key))
+    if ref.get().exists:  # the common duplicate: no Slack call, no claim attempt
+        return _duplicate(rt, ref)
+    channel = draft.channel
+    if draft.user is not None:
+        opened = rt.slack.open_dm(draft.user)
+        if isinstance(opened, PostResult):
+            return _not_opened(rt, ref, draft, opened)
+        channel = opened
+    assert channel is not None
+    now = rt.clock.now()
+    event = Event(ref.id, draft.key, channel, draft.text, now, draft.user)
+    claim = claim_new(
+        rt, EVENT_KIND, ref, _fields(rt, ref, draft, channel), EventPlan.of(rt, event)
+    )
+    if not isinstance(claim, Claim):
+        return _duplicate(rt, ref)  # a concurrent caller's claim landed first
+    post = send(rt, claim)  # pragma: SYNCPOINT event_claimed
+    result = finalize(rt, claim, post)
+    report_outcome(rt, claim, post, result)
+    stored = (ref.get().to_dict() or {}).get(EventField.STATUS)
+    return Notified(claim.delivery_id, False, _answered(stored))
+
+
+def _fields(
+    rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft, channel: str | None
+) -> dict[str, Any]:
+    """The event as its first caller creates it (the claim adds its status and lease)."""
+    write = EventWrite(
+        key=draft.key,
+        delivery_id=event_delivery_id(ref.id),
+        created_at=rt.clock.now(),
+        callers=1,
+        text=draft.text,
+        shard=shard_of(ref.id, rt.settings.shards),
+    )
+    optional = {
+        EventField.CHANNEL.value: channel,
+        EventField.USER.value: draft.user,
+        EventField.CATEGORY.value: draft.category,
+    }
+    return write.to_document() | {k: v for k, v in optional.items() if v is not None}
+
+
+def _duplicate(rt: Runtime, ref: firestore.DocumentReference) -> Notified:
+    """A later caller: counted on the event, told the send's current status."""
+    ref.update(EventWrite(callers=INCREMENT).to_document())
+    data = ref.get().to_dict() or {}
+    status = _answered(data.get(EventField.STATUS))
+    logs.info(
+        "event duplicate; nothing sent",
+        event_id=ref.id,
+        delivery_id=event_delivery_id(ref.id),
+        status="duplicate",
+        event_status=status,
+    )
+    return Notified(event_delivery_id(ref.id), True, status)
+
+
+def _not_opened(
+    rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft, opened: PostResult
+) -> Notified:
+    """Slack would not open the person's DM. Definitive (`user_not_found`...): the first
+    caller records the event `failed` with Slack's code, nothing posted, and later callers
+    are told so. Otherwise nothing is recorded and the caller may try again (503)."""
+    detail = f"cannot open a direct message with {draft.user}: {opened.detail or opened.code}"
+    if opened.outcome is not Outcome.FAILED:
+        raise Unavailable(f"{detail}; nothing was claimed or sent, try again with the same key")
+    now = rt.clock.now()
+    error = StoredError(opened.code or "dm_not_opened", detail, now)
+    failed = EventWrite(
+        status=EventStatus.FAILED, last_error=error, attempts=0, updated_at=now, version=1
+    )
+    identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
+    entry = new_entry(identity, rt.worker_id, LedgerWrite(status=LedgerStatus.FAILED, error=error))
+    batch = rt.db.batch()
+    fields = _fields(rt, ref, draft, None)
+    batch.create(ref, fields | failed.to_document())
+    batch.create(rt.db.collection(DELIVERIES).document(event_delivery_id(ref.id)), entry)
+    try:
+        batch.commit()
+    except AlreadyExists:
+        return _duplicate(rt, ref)
+    escalate(
+        rt,
+        status="failed",
+        occurrence_at=now,
+        error_code=error.code,
+        detail=detail,
+        event_id=ref.id,
+        delivery_id=event_delivery_id(ref.id),
+        user=draft.user,
+    )
+    return Notified(event_delivery_id(ref.id), False, "failed")
