@@ -31,6 +31,8 @@ CATEGORIES = "categories"
 PREFERENCES = "preferences"
 EVENTS = "events"
 RESPONSES = "responses"
+# What the gates keep per person (core.documents.people): our addition.
+PEOPLE = "people"
 
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.

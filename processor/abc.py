@@ -59,6 +59,9 @@ class Writes(NamedTuple):
     subject: SubjectWrite
     ledger: LedgerWrite
     result: Result
+    # Other documents the same commit merges into, unconditioned: (collection, id, fields).
+    # A kind's bookkeeping beside the send (a person's gates, messages.gates).
+    others: tuple[tuple[str, str, dict[str, Any]], ...] = ()
 
 
 class OutcomeLine(NamedTuple):

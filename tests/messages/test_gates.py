@@ -1,0 +1,148 @@
+"""A person's gates, in the claim (messages.gates): opted out, quiet window, daily cap, in
+that order, after "already sent". A gated occurrence is a `skipped` ledger entry with its
+reason, nothing is posted, a series moves on and a one-off ends `skipped`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core.models import message_delivery_id
+from targets.kinds import run_pass
+from tests.fixtures.clock import T0
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message
+from tests.fixtures.people import (
+    PERSON,
+    opt_out,
+    person_doc,
+    seed_category,
+    series_to_person,
+    to_person,
+)
+
+
+def entry(db, mid, at=T0):
+    return ledger(db)[message_delivery_id(mid, at)]
+
+
+def test_an_opted_out_one_off_ends_skipped_and_posts_nothing(rt, db, slack, capsys):
+    seed_category(db, "nudges")
+    opt_out(db, PERSON, "nudges")
+    mid = to_person(db, "nudges")
+
+    summary = run_pass(rt)
+
+    assert slack.posts() == [] and summary["skipped"] == 1 and summary["sent"] == 0
+    assert (entry(db, mid)["status"], entry(db, mid)["reason"]) == ("skipped", "opted_out")
+    assert message(db, mid)["status"] == "skipped"
+    lines = [line for line in capsys.readouterr().out.splitlines() if '"opted_out"' in line]
+    assert len(lines) == 1 and mid in lines[0]
+
+
+def test_an_opted_out_series_moves_on_to_its_next_occurrence(rt, db, slack):
+    seed_category(db, "nudges")
+    opt_out(db, PERSON, "nudges")
+    mid = series_to_person(db, "nudges")
+
+    run_pass(rt)
+
+    assert slack.posts() == []
+    assert entry(db, mid)["reason"] == "opted_out"
+    doc = message(db, mid)
+    assert (doc["status"], doc["next_run_at"]) == ("recurring", T0 + timedelta(days=1))
+
+
+def test_a_must_read_category_and_an_uncategorised_message_pass_an_opt_out(rt, db, slack):
+    seed_category(db, "security", opt_out_allowed=False)
+    opt_out(db, PERSON, "security", "nudges")
+    must_read = to_person(db, "security")
+    plain = to_person(db, None, send_at=T0, text="no category")
+
+    run_pass(rt)
+
+    assert sorted(p.delivery_id for p in slack.posts()) == sorted(
+        message_delivery_id(m, T0) for m in (must_read, plain)
+    )
+
+
+def test_two_nudges_due_the_same_minute_send_one_and_skip_the_other(rt, db, slack):
+    seed_category(db, "nudges", quiet_window_hours=48)
+    first, second = to_person(db, "nudges"), to_person(db, "nudges")
+
+    summary = run_pass(rt)
+
+    [post] = slack.posts()
+    held = {first, second} - {post.delivery_id.split(":")[1]}
+    [other] = held
+    assert (entry(db, other)["status"], entry(db, other)["reason"]) == ("skipped", "quiet_window")
+    assert message(db, other)["status"] == "skipped"
+    assert summary["sent"] == 1 and summary["skipped"] == 1
+    person = person_doc(db)
+    assert T0 <= person["quiet_sent_at"] <= rt.clock.now() and person["quiet_held"] == {}
+
+
+def test_the_quiet_window_closes_after_its_hours(rt, db, slack):
+    seed_category(db, "nudges", quiet_window_hours=2)
+    to_person(db, "nudges")
+    later = to_person(
+        db, "nudges", send_at=T0 + timedelta(hours=1), next_run_at=T0 + timedelta(hours=1)
+    )
+    last = to_person(
+        db, "nudges", send_at=T0 + timedelta(hours=3), next_run_at=T0 + timedelta(hours=3)
+    )
+
+    run_pass(rt)
+    rt.clock.advance(timedelta(hours=1))
+    run_pass(rt)
+    rt.clock.advance(timedelta(hours=2))
+    run_pass(rt)
+
+    assert len(slack.posts()) == 2
+    assert entry(db, later, T0 + timedelta(hours=1))["reason"] == "quiet_window"
+    assert entry(db, last, T0 + timedelta(hours=3))["status"] == "sent"
+
+
+def test_a_reminder_inside_the_window_is_sent(rt, db, slack):
+    seed_category(db, "nudges", quiet_window_hours=48)
+    seed_category(db, "reminders")  # quiet_window_hours 0: exempt
+    to_person(db, "nudges")
+    run_pass(rt)
+    reminder = to_person(
+        db, "reminders", send_at=T0 + timedelta(hours=1), next_run_at=T0 + timedelta(hours=1)
+    )
+
+    rt.clock.advance(timedelta(hours=1))
+    run_pass(rt)
+
+    assert len(slack.posts()) == 2
+    assert entry(db, reminder, T0 + timedelta(hours=1))["status"] == "sent"
+
+
+def test_a_reminder_does_not_open_a_window(rt, db, slack):
+    seed_category(db, "nudges", quiet_window_hours=48)
+    seed_category(db, "reminders")
+    to_person(db, "reminders")
+    run_pass(rt)
+    nudge = to_person(
+        db, "nudges", send_at=T0 + timedelta(minutes=1), next_run_at=T0 + timedelta(minutes=1)
+    )
+
+    rt.clock.advance(timedelta(minutes=1))
+    run_pass(rt)
+
+    assert len(slack.posts()) == 2
+    assert entry(db, nudge, T0 + timedelta(minutes=1))["status"] == "sent"
+    assert "quiet_sent_at" in person_doc(db)  # the nudge opened it, the reminder did not
+
+
+@pytest.mark.parametrize("quiet", [0, 48])
+def test_gates_run_in_order_opted_out_first(rt, db, slack, quiet):
+    seed_category(db, "nudges", quiet_window_hours=quiet, daily_cap=0)
+    opt_out(db, PERSON, "nudges")
+    mid = to_person(db, "nudges")
+
+    run_pass(rt)
+
+    assert entry(db, mid)["reason"] == "opted_out"
