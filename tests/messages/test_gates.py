@@ -4,11 +4,16 @@ reason, nothing is posted, a series moves on and a one-off ends `skipped`."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
+from math import comb
 
 import pytest
 
 from core.models import message_delivery_id
+from core.store import MESSAGES
+from messages.kind import MESSAGE_KIND
+from processor.deliver import deliver_one
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -21,6 +26,8 @@ from tests.fixtures.people import (
     series_to_person,
     to_person,
 )
+from tests.fixtures.runtime import make_runtime
+from tests.support.interleave import orchestrate
 
 
 def entry(db, mid, at=T0):
@@ -146,3 +153,38 @@ def test_gates_run_in_order_opted_out_first(rt, db, slack, quiet):
     run_pass(rt)
 
     assert entry(db, mid)["reason"] == "opted_out"
+
+
+def test_two_workers_claiming_two_nudges_to_one_person_at_once_send_one(settings, db, slack, clock):
+    """Every interleaving of two workers' claims, sends and finalizes (SYNCPOINTs): the
+    loser either sees the winner's reservation and is skipped `quiet_window`, or fails its
+    claim on the person's document and is skipped so by the next pass. Never two posts."""
+    seed_category(db, "nudges", quiet_window_hours=48)
+    arrivals = itertools.count()
+    rounds: list[tuple[str, str, str]] = []
+
+    def worker(name, which):
+        rt = make_runtime(settings, db, clock, name)
+
+        def run():
+            if next(arrivals) % 2 == 0:  # the first to arrive seeds this round's pair
+                user = f"U0RACE{len(rounds)}"
+                rounds.append((user, to_person(db, "nudges", user), to_person(db, "nudges", user)))
+            snap = db.collection(MESSAGES).document(rounds[-1][which]).get()
+            deliver_one(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT claim
+
+        return run
+
+    counts = orchestrate(worker("worker-a", 1), worker("worker-b", 2), name="claim")
+
+    assert min(counts) >= 2 and len(rounds) == comb(sum(counts), counts[0])
+    run_pass(make_runtime(settings, db, clock, "worker-c"))  # settles any claim that lost
+    entries = ledger(db)
+    for user, *mids in rounds:
+        ids = [message_delivery_id(m, T0) for m in mids]
+        assert sum(slack.delivery_ids().count(i) for i in ids) == 1
+        assert sorted((entries[i]["status"], entries[i].get("reason")) for i in ids) == [
+            ("sent", None),
+            ("skipped", "quiet_window"),
+        ]
+        assert person_doc(db, user)["quiet_held"] == {}
