@@ -47,7 +47,7 @@ from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
-from messages.gates import docs_for, held_back, read_gates, reserve
+from messages.gates import held_back, read_gates, reserve
 from messages.kind import MESSAGE_KIND
 from messages.missed import counted, log_missed, missed_records, skip_missed
 from messages.skip_gated import skip_gated
@@ -131,7 +131,7 @@ def _plan_to_person(
     occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
     opened; the plan carries what the send reserves on their `people` document."""
     plan = MessagePlan.of(rt, message, occurrence, missed)
-    docs = docs_for(read_gates(rt.db, [message]), message)
+    docs = read_gates(rt.db, [message]).docs(message)
     reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.

@@ -64,41 +64,52 @@ def gated(message: Message) -> bool:
     return message.user is not None and message.category is not None
 
 
-def read_gates(db: firestore.Client, messages: list[Message]) -> dict[tuple[str, str], GateDocs]:
-    """The gates' documents for `messages`, keyed by (user, category): one batched read of
-    each distinct category, preferences and people document among them."""
-    wanted = [m for m in messages if gated(m) and is_document_id(m.category or "")]
-    refs: dict[str, firestore.DocumentReference] = {}
-    for m in wanted:
-        assert m.user is not None and m.category is not None
-        for ref in (
-            db.collection(CATEGORIES).document(m.category),
-            db.collection(PREFERENCES).document(m.user),
-            db.collection(PEOPLE).document(m.user),
-        ):
-            refs[ref.path] = ref
-    found = {snap.reference.path: snap for snap in db.get_all(list(refs.values()))} if refs else {}
+@dataclass
+class Gates:
+    """The gates' documents for some messages, as one batched read found them: categories,
+    preferences and `people` documents by id. A dry run or a preview plays its sends
+    forward on it (`assume_sent`), as the claims of a real pass would reserve them."""
 
-    def doc(collection: str, doc_id: str) -> Snapshot:
-        return found[db.collection(collection).document(doc_id).path]
+    categories: dict[str, Snapshot]
+    preferences: dict[str, Snapshot]
+    people: dict[str, Snapshot]
+    assumed: dict[str, dict[str, Any]] = field(default_factory=dict)  # user: person fields
 
-    docs = {}
-    for m in wanted:
-        assert m.user is not None and m.category is not None
-        person = doc(PEOPLE, m.user)
-        docs[(m.user, m.category)] = GateDocs(
-            doc(CATEGORIES, m.category).to_dict() or {},
-            doc(PREFERENCES, m.user).to_dict() or {},
-            person.to_dict() or {},
+    def docs(self, message: Message) -> GateDocs:
+        if not gated(message) or message.category not in self.categories:
+            return GateDocs()
+        assert message.user is not None and message.category is not None
+        person = self.people[message.user]
+        return GateDocs(
+            self.categories[message.category].to_dict() or {},
+            self.preferences[message.user].to_dict() or {},
+            (person.to_dict() or {}) | self.assumed.get(message.user, {}),
             person,
         )
-    return docs
+
+    def assume_sent(
+        self, message: Message, occurrence_at: datetime, delivery_id: str, now: datetime
+    ) -> None:
+        """Play a send forward: what its claim would reserve, as the next gates see it."""
+        if message.user is None:
+            return
+        _, fields = reserve(message, occurrence_at, delivery_id, self.docs(message), now)
+        self.assumed[message.user] = self.assumed.get(message.user, {}) | fields
 
 
-def docs_for(docs: dict[tuple[str, str], GateDocs], message: Message) -> GateDocs:
-    if message.user is None or message.category is None:
-        return GateDocs()
-    return docs.get((message.user, message.category), GateDocs())
+def read_gates(db: firestore.Client, messages: list[Message]) -> Gates:
+    """The gates' documents for `messages`: one batched read of each distinct category,
+    preferences and people document among them."""
+    wanted = [m for m in messages if gated(m) and is_document_id(m.category or "")]
+    categories = {m.category for m in wanted if m.category is not None}
+    users = {m.user for m in wanted if m.user is not None}
+    refs = [db.collection(CATEGORIES).document(c) for c in sorted(categories)]
+    for user in sorted(users):
+        refs += [db.collection(PREFERENCES).document(user), db.collection(PEOPLE).document(user)]
+    found: dict[str, dict[str, Snapshot]] = {CATEGORIES: {}, PREFERENCES: {}, PEOPLE: {}}
+    for snap in db.get_all(refs) if refs else ():
+        found[snap.reference.parent.id][snap.id] = snap
+    return Gates(found[CATEGORIES], found[PREFERENCES], found[PEOPLE])
 
 
 def held_back(

@@ -68,10 +68,10 @@ class MessageKind:
     ) -> list[Snapshot]:
         return due_messages(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
 
-    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         from messages.preview import preview_messages  # it reads claims' plans
 
-        return preview_messages(due, now)
+        return preview_messages(rt, due, now)
 
     def sweep(self, rt: Runtime) -> Counter[str]:
         from messages.unusable_leases import fail_unusable_leases  # it rejects as a claim does

@@ -193,7 +193,7 @@ class Kind(Protocol[S]):
         (processor.tick)."""
         ...
 
-    def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Any], now: datetime) -> list[dict[str, Any]]:
         """What a real pass would post for `due`; writes nothing."""
         ...
 

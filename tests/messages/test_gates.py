@@ -11,7 +11,7 @@ from math import comb
 import pytest
 
 from core.models import message_delivery_id
-from core.store import MESSAGES
+from core.store import MESSAGES, PEOPLE
 from messages.kind import MESSAGE_KIND
 from processor.deliver import deliver_one
 from targets.kinds import run_pass
@@ -188,3 +188,37 @@ def test_two_workers_claiming_two_nudges_to_one_person_at_once_send_one(settings
             ("skipped", "quiet_window"),
         ]
         assert person_doc(db, user)["quiet_held"] == {}
+
+
+def test_the_dry_run_reports_each_gate_and_agrees_with_the_real_send(rt, db, slack):
+    seed_category(db, "nudges", quiet_window_hours=48)
+    seed_category(db, "digest", daily_cap=1)
+    seed_category(db, "security", opt_out_allowed=False)
+    opt_out(db, "U0OUT", "nudges", "security")
+    db.collection(PEOPLE).document("U0QUIET").set({"quiet_sent_at": T0 - timedelta(hours=1)})
+    seeded = [
+        to_person(db, "nudges", "U0OUT"),  # opted out
+        to_person(db, "security", "U0OUT"),  # must-read: sent
+        to_person(db, "nudges", "U0PAIR"),  # one of these two is held by the other's window
+        to_person(db, "nudges", "U0PAIR"),
+        to_person(db, "digest", "U0CAP"),  # one of these two is over the cap
+        to_person(db, "digest", "U0CAP"),
+        to_person(db, "nudges", "U0QUIET"),  # inside a window a sent nudge opened
+        to_person(db, None, "U0OUT"),  # no category: no gate
+    ]
+
+    dry = run_pass(rt, dry_run=True)
+    assert ledger(db) == {} and slack.posts() == []
+    predicted = {p["id"]: p["held_back"] for p in dry["previews"]}
+    run_pass(rt)
+
+    entries = ledger(db)
+    actual = {mid: entries[message_delivery_id(mid, T0)].get("reason") for mid in seeded}
+    assert predicted == actual
+    assert sorted(r for r in actual.values() if r) == [
+        "daily_cap",
+        "opted_out",
+        "quiet_window",
+        "quiet_window",
+    ]
+    assert len(slack.posts()) == 4
