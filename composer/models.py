@@ -60,6 +60,8 @@ class MessageDraft(_Body):
 
     channel: str | None = None
     user: str | None = None
+    # A `categories` id: a message to a person then passes their gates (messages.gates).
+    category: str | None = Field(default=None, min_length=1, max_length=200)
     text: str
     timezone: str = "UTC"
     send_at: Instant | None = None

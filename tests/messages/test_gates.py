@@ -15,6 +15,7 @@ from core.store import MESSAGES, PEOPLE
 from messages.kind import MESSAGE_KIND
 from processor.deliver import deliver_one
 from targets.kinds import run_pass
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message
@@ -222,3 +223,34 @@ def test_the_dry_run_reports_each_gate_and_agrees_with_the_real_send(rt, db, sla
         "quiet_window",
     ]
     assert len(slack.posts()) == 4
+
+
+def test_post_preview_reports_each_occurrences_gate_and_the_sends_agree(api, rt, db, slack):
+    """A daily nudge with a 48-hour window: `POST /preview` says which occurrences the window
+    holds back; the same series, stored and sent day by day, is held back on those days."""
+    seed_category(db, "nudges", quiet_window_hours=48)
+    draft = {
+        "user": PERSON,
+        "category": "nudges",
+        "text": "Your plan is waiting",
+        "rrule": "FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
+        "dtstart": "2027-01-05T09:00",
+    }
+
+    status, preview = call(api, "POST", "/preview", draft)
+    assert status == 200
+    predicted = [o["held_back"] for o in preview["occurrences"]]
+    opt_out(db, PERSON, "nudges")
+    _, opted = call(api, "POST", "/preview", draft)
+    opt_out(db, PERSON)
+    start = T0 + timedelta(days=1)
+    mid = series_to_person(db, "nudges", dtstart="2027-01-05T09:00", next_run_at=start)
+    for day in range(5):
+        rt.clock.set(start + timedelta(days=day))
+        run_pass(rt)
+
+    entries = ledger(db)
+    days = [entries[message_delivery_id(mid, start + timedelta(days=d))] for d in range(5)]
+    assert predicted == [e.get("reason") for e in days]
+    assert predicted == [None, "quiet_window", None, "quiet_window", None]
+    assert [o["held_back"] for o in opted["occurrences"]] == ["opted_out"] * 5
