@@ -155,3 +155,27 @@ def test_a_killed_worker_never_exceeds_nor_leaks_a_cap(rt, db, slack, env, fires
             ("skipped", "daily_cap"),
         ]
         assert counted(db, user, day=now.date().isoformat()) == posted, (point, n)
+
+
+def test_ids_with_dots_are_recorded_and_given_back_whole(rt, db, slack):
+    """A category id and a delivery id with dots (fractional seconds) are map keys, never
+    field paths: the finalize's merge records and gives back exactly the claim's entries."""
+    seed_category(db, "team.nudges", quiet_window_hours=1, daily_cap=2)
+    when = T0 + timedelta(microseconds=500_000)
+    sent = to_person(db, "team.nudges", send_at=when, next_run_at=when)
+    rt.clock.set(when)
+    run_pass(rt)
+    rt.clock.advance(timedelta(hours=2))
+    failed = to_person(db, "team.nudges", send_at=rt.clock.now(), next_run_at=rt.clock.now())
+    slack.inject(Fault("error", code="channel_not_found", times=1))
+    run_pass(rt)
+
+    person = person_doc(db)
+    assert person["quiet_held"] == {}
+    assert person["caps"] == {"team.nudges": {DAY: [message_delivery_id(sent, when)]}}
+    assert (
+        ledger(db)[message_delivery_id(failed, T0 + timedelta(hours=2, microseconds=500_000))][
+            "status"
+        ]
+        == "failed"
+    )
