@@ -188,6 +188,12 @@ class RotationDayPage(BaseModel):
 class Occurrence(BaseModel):
     utc: Timestamp
     local: Timestamp = Field(description="the same instant in the draft's timezone")
+    held_back: StrictStr | None = Field(
+        default=None,
+        description="a message to a person with a category: the gate that would hold this"
+        " occurrence back (opted_out, quiet_window, daily_cap), as the send's claim decides"
+        " on today's documents; null: it would be sent",
+    )
 
 
 class MessagePreview(BaseModel):

@@ -3,7 +3,6 @@ nothing is written."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -13,9 +12,13 @@ from composer.models import MessageDraft
 from composer.serialize import dump
 from composer.validation import Problems, add_schedule_problem, check_message, schedule_fields
 from core.errors import DocumentError
+from core.models import Message, message_delivery_id
+from core.runtime import Runtime
 from core.schedule import upcoming
 from formatting.slack_text import to_slack
+from messages.gates import held_back, read_gates
 
+DRAFT_ID = "draft"  # a draft's stand-in message id (its occurrences' delivery ids)
 DEFAULT_COUNT = 5
 MAX_COUNT = 50
 
@@ -26,9 +29,11 @@ class CountQuery(BaseModel):
     count: int = Field(DEFAULT_COUNT, ge=1, le=MAX_COUNT)
 
 
-def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str, Any]:
+def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, Any]:
     """The Slack text and blocks of `draft` and its next `count` occurrences (a one-off has
-    its one). The draft must be valid as it would be for a create (422 otherwise)."""
+    its one), each with the gate that would hold it back (a message to a person with a
+    category). The draft must be valid as it would be for a create (422 otherwise)."""
+    now = rt.clock.now()
     check_message(draft, now, schedule_from_now=True)
     rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
     try:
@@ -41,6 +46,36 @@ def preview_message(draft: MessageDraft, now: datetime, count: int) -> dict[str,
     preview = MessagePreview(
         text=rendered.text,
         blocks=rendered.blocks or [],
-        occurrences=[Occurrence(utc=when.utc, local=when.local) for when in occurrences],
+        occurrences=[
+            Occurrence(utc=when.utc, local=when.local, held_back=reason)
+            for when, reason in zip(occurrences, _gates(rt, draft, occurrences), strict=True)
+        ],
     )
     return dump(preview)
+
+
+def _gates(rt: Runtime, draft: MessageDraft, occurrences: list[Any]) -> list[str | None]:
+    """Per occurrence, the gate that would hold it back (messages.gates.held_back, the
+    claim's own function, on the documents it would read), each claim run at its occurrence
+    and the sends before it played forward as their claims would reserve them."""
+    if draft.user is None or draft.category is None:
+        return [None] * len(occurrences)
+    message = Message(
+        DRAFT_ID,
+        None,
+        draft.text,
+        draft.timezone,
+        None,
+        0,
+        user=draft.user,
+        category=draft.category,
+    )
+    gates = read_gates(rt.db, [message])
+    reasons = []
+    for when in occurrences:
+        delivery_id = message_delivery_id(DRAFT_ID, when.utc)
+        reason = held_back(message, when.utc, delivery_id, gates.docs(message), when.utc)
+        if reason is None:
+            gates.assume_sent(message, when.utc, delivery_id, when.utc)
+        reasons.append(reason)
+    return reasons

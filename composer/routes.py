@@ -108,7 +108,7 @@ def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 def _preview(request: flask.Request, rt: Runtime) -> Answer:
     count = _count_from(request)
     draft = parse_body(request, MessageDraft, optional=False)
-    return preview_message(draft, rt.clock.now(), count), 200
+    return preview_message(rt, draft, count), 200
 
 
 def _post_rotation(request: flask.Request, rt: Runtime) -> Answer:

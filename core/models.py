@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from core.documents.messages import MessageField
+from core.documents.people import NO_HOLDS, Holds
 from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
 
@@ -18,6 +19,8 @@ MAX_TEXT = 40_000
 CHANNEL_ID = re.compile(r"\A[CGD][A-Z0-9]{2,}\Z")
 # A person: a Slack user id (`U…`, or `W…` on Enterprise Grid), sent to as a direct message.
 USER_ID = re.compile(r"\A[UW][A-Z0-9]{2,}\Z")
+# A `categories` id as a message names it: a document id (no `/`, not `.`/`..`/`__…__`).
+CATEGORY_ID = re.compile(r"\A(?!\.{1,2}\Z)(?!__.*__\Z)[^/]{1,200}\Z", re.DOTALL)
 DEFAULT_MISFIRE_GRACE = 3600
 # A year: later than that an occurrence is not "late" any more (and the value stays far
 # inside Firestore's int64 and timedelta's range).
@@ -100,6 +103,9 @@ class Message:
     # One-offs only: not sent after this instant (the message ends `failed`, code `expired`).
     expires_at: datetime | None = None
     user: str | None = None  # a person's Slack user id: the message is their DM
+    category: str | None = None  # a `categories` id: the person's gates apply (messages.gates)
+    # What the claim of the occurrence being sent reserved for it on the person's document.
+    holds: Holds = NO_HOLDS
 
     @property
     def is_recurring(self) -> bool:
@@ -150,8 +156,20 @@ class Message:
                 "invalid_allow_broadcast",
                 f"allow_broadcast must be a bool, got {allow_broadcast!r}",
             )
+        category = data.get(MessageField.CATEGORY)
+        if category is not None and not (isinstance(category, str) and CATEGORY_ID.match(category)):
+            raise DocumentError("invalid_category", f"category {category!r} is not a category id")
         return cls(
-            doc_id, channel, text, timezone, recurrence, grace, allow_broadcast, expires_at, user
+            doc_id,
+            channel,
+            text,
+            timezone,
+            recurrence,
+            grace,
+            allow_broadcast,
+            expires_at,
+            user,
+            category,
         )
 
 

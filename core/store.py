@@ -32,6 +32,8 @@ CATEGORIES = "categories"
 PREFERENCES = "preferences"
 EVENTS = "events"
 RESPONSES = "responses"
+# What the gates keep per person (core.documents.people): our addition.
+PEOPLE = "people"
 
 
 _EVENT_PENDING = EventStatus.PENDING.value

@@ -65,7 +65,7 @@ class EventKind:
     ) -> list[Snapshot]:
         return due_events(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
 
-    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         return [
             {
                 "kind": self.name.value,

@@ -29,7 +29,13 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
-from core.documents.deliveries import RECLAIMABLE, LedgerField, LedgerStatus, LedgerWrite
+from core.documents.deliveries import (
+    RECLAIMABLE,
+    LedgerField,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+)
 from core.documents.errors import StoredError
 from core.documents.leases import Lease
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
@@ -41,8 +47,10 @@ from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
+from messages.gates import held_back, read_gates, reserve
 from messages.kind import MESSAGE_KIND
 from messages.missed import counted, log_missed, missed_records, skip_missed
+from messages.skip_gated import skip_gated
 from processor.abc import Missed
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
@@ -106,12 +114,52 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
         if plan.send is None:
             return skip_missed(rt, snap, message, plan, missed, now)
         occurrence = plan.send
-    if message.user is not None:
-        opened = _open_dm(rt, snap, message, occurrence)
-        if isinstance(opened, Result):
-            return opened
-        message = opened
-    return MessagePlan.of(rt, message, occurrence, missed)
+    if message.user is None:
+        return MessagePlan.of(rt, message, occurrence, missed)
+    return _plan_to_person(rt, snap, message, occurrence, missed, now)
+
+
+def _plan_to_person(
+    rt: Runtime,
+    snap: Snapshot,
+    message: Message,
+    occurrence: datetime,
+    missed: list[Missed],
+    now: datetime,
+) -> MessagePlan | Result:
+    """The claim of a message to a person: their gates first (messages.gates: a held-back
+    occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
+    opened; the plan carries what the send reserves on their `people` document."""
+    plan = MessagePlan.of(rt, message, occurrence, missed)
+    docs = read_gates(rt.db, [message]).docs(message)
+    reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
+    if reason is not None:
+        # "already sent" is the ledger's create(): only the person's gates answer here.
+        return skip_gated(rt, snap, plan, message, occurrence, missed, LedgerReason(reason))
+    opened = _open_dm(rt, snap, message, occurrence)
+    if isinstance(opened, Result):
+        return opened
+    holds, fields = reserve(opened, occurrence, plan.ledger_ref.id, docs, now)
+    reservation = None
+    if fields and docs.snap is not None:
+        person = docs.snap
+        # Conditioned on the version the gates read (None: created, once).
+        version = rt.db.write_option(last_update_time=person.update_time) if person.exists else None
+        reservation = Reservation(person.reference, fields, version)
+    return replace(plan, message=replace(opened, holds=holds), reservation=reservation)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """What a claim reserves for the person's gates (messages.gates.reserve): the fields of
+    their `people` document as the claim leaves them, written under `version`, the
+    precondition on the version the gates read (None: the document did not exist, and is
+    created). A claim that raced another's reservation fails its whole batch, and is planned
+    again against it on the next pass."""
+
+    ref: firestore.DocumentReference
+    fields: dict[str, Any]
+    version: Any
 
 
 def _open_dm(
@@ -149,6 +197,9 @@ class MessagePlan:
     ledger_ref: firestore.DocumentReference
     missed: Sequence[Missed]
     worker_id: str
+    # The person's gates' reservation (messages.gates.reserve): their `people` document as
+    # read, and its fields as the claim leaves them; written in the claim's own batch.
+    reservation: Reservation | None = None
 
     @classmethod
     def of(
@@ -161,8 +212,12 @@ class MessagePlan:
         return message_entry(self.message, self.occurrence_at, self.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        # Where this claim posts: a person's DM is (re)named on every claim of the entry.
-        return LedgerWrite(channel=self.message.channel or UNSET)
+        # Where this claim posts: a person's DM is (re)named on every claim of the entry; and
+        # what it reserved for the person's gates, for its finalize or reconciliation.
+        holds = self.message.holds
+        return LedgerWrite(
+            channel=self.message.channel or UNSET, gates=holds.to_document() if holds else UNSET
+        )
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
@@ -194,7 +249,13 @@ class MessagePlan:
         return self.message
 
     def alongside(self, batch: firestore.WriteBatch) -> None:
-        pass
+        held = self.reservation
+        if held is None:
+            return
+        if held.version is None:
+            batch.create(held.ref, held.fields)
+        else:
+            batch.update(held.ref, held.fields, option=held.version)
 
     def log(self, missed: Sequence[Missed]) -> None:
         log_missed(self.message, missed)

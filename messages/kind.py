@@ -21,14 +21,16 @@ from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, Led
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import MessageField, MessageWrite, Status
+from core.documents.people import Holds
 from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import MESSAGES, Snapshot, due_messages, expired_leases
+from core.store import MESSAGES, PEOPLE, Snapshot, due_messages, expired_leases
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
+from messages.gates import settled_fields
 from messages.settle import message_settle_writes
 from processor.abc import (
     Claim,
@@ -66,10 +68,10 @@ class MessageKind:
     ) -> list[Snapshot]:
         return due_messages(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
 
-    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         from messages.preview import preview_messages  # it reads claims' plans
 
-        return preview_messages(due, now)
+        return preview_messages(rt, due, now)
 
     def sweep(self, rt: Runtime) -> Counter[str]:
         from messages.unusable_leases import fail_unusable_leases  # it rejects as a claim does
@@ -93,7 +95,9 @@ class MessageKind:
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
     ) -> Message:
-        message = Message.from_document(subject_id, data)
+        # What its claim reserved for the person's gates, which this settlement records.
+        holds = Holds.from_document(entry.get(LedgerField.GATES))
+        message = replace(Message.from_document(subject_id, data), holds=holds)
         dm = entry.get(LedgerField.CHANNEL)
         if message.user is not None and isinstance(dm, str):
             # The DM the claim opened and posted to: its history is where the post would be.
@@ -112,6 +116,14 @@ class MessageKind:
     def outcome_writes(
         self, claim: Claim[Message], post: PostResult, now: datetime, max_attempts: int
     ) -> Writes:
+        writes = self._outcome_writes(claim, post, now)
+        # What the claim reserved for the person's gates: recorded, given back or kept.
+        person = settled_fields(claim.subject, claim.delivery_id, post.outcome, now)
+        if not person or claim.subject.user is None:
+            return writes
+        return writes._replace(others=((PEOPLE, claim.subject.user, person),))
+
+    def _outcome_writes(self, claim: Claim[Message], post: PostResult, now: datetime) -> Writes:
         error = StoredError(post.code, post.detail, now)
         if post.outcome is Outcome.DELIVERED:
             message = replace(

@@ -59,6 +59,9 @@ class Writes(NamedTuple):
     subject: SubjectWrite
     ledger: LedgerWrite
     result: Result
+    # Other documents the same commit merges into, unconditioned: (collection, id, fields).
+    # A kind's bookkeeping beside the send (a person's gates, messages.gates).
+    others: tuple[tuple[str, str, dict[str, Any]], ...] = ()
 
 
 class OutcomeLine(NamedTuple):
@@ -190,7 +193,7 @@ class Kind(Protocol[S]):
         (processor.tick)."""
         ...
 
-    def preview(self, due: list[Any], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Any], now: datetime) -> list[dict[str, Any]]:
         """What a real pass would post for `due`; writes nothing."""
         ...
 

@@ -128,6 +128,8 @@ def _commit(rt: Runtime, records: list[tuple[Claim[Any], Writes]]) -> None:
             writes.ledger.to_document(),
             option=rt.db.write_option(last_update_time=claim.ledger_version),
         )
+        for collection, doc_id, fields in writes.others:
+            batch.set(rt.db.collection(collection).document(doc_id), fields, merge=True)
     batch.commit()  # pragma: SYNCPOINT lease
 
 

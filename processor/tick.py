@@ -81,7 +81,7 @@ def _dry_run(rt: Runtime, kind: Kind[Any], now: datetime) -> dict[str, Any]:
         **dict.fromkeys(SUMMARY_KEYS, 0),
         "dry_run": True,
         "due": len(due.messages),
-        "previews": kind.preview(due.messages, now),
+        "previews": kind.preview(rt, due.messages, now),
         "now": now.isoformat(),
     }
 

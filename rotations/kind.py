@@ -109,7 +109,7 @@ class RotationDayKind:
         due = due_rotations(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
         return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
 
-    def preview(self, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
+    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         return preview_turns(due, now)
 
     def sweep(self, rt: Runtime) -> Counter[str]:

@@ -36,6 +36,10 @@ class LedgerReason(enum.StrEnum):
     EVERYONE_SKIPPED = "everyone_skipped"  # every member of a rotation was out that day
     CANCELLED = "cancelled"  # a released occurrence whose message was cancelled
     RESCHEDULED = "rescheduled"  # a released occurrence whose message was moved
+    # A person's gates (messages.gates), in the order they run:
+    OPTED_OUT = "opted_out"  # the person opted out of the message's category
+    QUIET_WINDOW = "quiet_window"  # within the quiet window of another message to them
+    DAILY_CAP = "daily_cap"  # the category's daily cap for them was reached that local day
 
 
 class LedgerKind(enum.StrEnum):
@@ -75,6 +79,7 @@ class LedgerField(enum.StrEnum):
     RECONCILED_AT = "reconciled_at"
     SEARCH = "search"
     OPERATOR = "operator"
+    GATES = "gates"  # what the claim reserved on the person's document (core.documents.people)
 
 
 class SearchField(enum.StrEnum):
@@ -112,6 +117,7 @@ class LedgerWrite(Write):
     reconciled_at: datetime | Unset = UNSET
     search: Any = UNSET  # processor.history_search.Search: how far history was read
     operator: OperatorRecord | Unset = UNSET
+    gates: dict[str, Any] | Unset = UNSET  # core.documents.people.Holds.to_document()
 
 
 @dataclass(frozen=True)

@@ -212,9 +212,21 @@ def test_preview_shows_slack_text_and_next_occurrences_and_writes_nothing(api, d
     assert "<!here>" not in answer["text"]
     assert answer["occurrences"] == [
         # 02:30 does not exist on 2027-03-14: read with the offset before the gap.
-        {"utc": "2027-03-14T07:30:00+00:00", "local": "2027-03-14T03:30:00-04:00"},
-        {"utc": "2027-03-21T06:30:00+00:00", "local": "2027-03-21T02:30:00-04:00"},
-        {"utc": "2027-03-28T06:30:00+00:00", "local": "2027-03-28T02:30:00-04:00"},
+        {
+            "utc": "2027-03-14T07:30:00+00:00",
+            "local": "2027-03-14T03:30:00-04:00",
+            "held_back": None,
+        },
+        {
+            "utc": "2027-03-21T06:30:00+00:00",
+            "local": "2027-03-21T02:30:00-04:00",
+            "held_back": None,
+        },
+        {
+            "utc": "2027-03-28T06:30:00+00:00",
+            "local": "2027-03-28T02:30:00-04:00",
+            "held_back": None,
+        },
     ]
     assert update_times(db) == before
 
@@ -227,7 +239,11 @@ def test_preview_of_a_one_off_has_its_one_occurrence(api):
 
     assert status == 200
     assert answer["occurrences"] == [
-        {"utc": "2027-01-04T12:00:00+00:00", "local": "2027-01-04T21:00:00+09:00"}
+        {
+            "utc": "2027-01-04T12:00:00+00:00",
+            "local": "2027-01-04T21:00:00+09:00",
+            "held_back": None,
+        }
     ]
 
 
