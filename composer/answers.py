@@ -62,6 +62,14 @@ class StoredWorkingDays(_Stored):
     subdivision: StrictStr | None = None
 
 
+class StoredAction(_Stored):
+    """One button of a message (core.actions)."""
+
+    id: StrictStr | None = None
+    label: StrictStr | None = None
+    style: StrictStr | None = None
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
@@ -80,6 +88,8 @@ class Message(_Stored):
     on_non_working_day: NonWorkingDayPolicy | None = None
     misfire_grace_seconds: StrictInt | None = None
     allow_broadcast: StrictBool | None = None
+    actions: list[StoredAction] | None = None
+    one_answer: StrictBool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     status: Status | None = None
     next_run_at: Timestamp | None = None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
+from core.actions import Action, catalog
 from core.documents.messages import MessageField
 from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
@@ -89,6 +90,8 @@ class Message:
     # One-offs only: not sent after this instant (the message ends `failed`, code `expired`).
     expires_at: datetime | None = None
     user: str | None = None  # a person's Slack user id: the message is their DM
+    actions: tuple[Action, ...] = ()  # its buttons' catalog (core.actions)
+    one_answer: bool = False  # the first answer of anyone wins (else one per person)
 
     @property
     def is_recurring(self) -> bool:
@@ -139,8 +142,20 @@ class Message:
                 "invalid_allow_broadcast",
                 f"allow_broadcast must be a bool, got {allow_broadcast!r}",
             )
+        actions = catalog(data.get(MessageField.ACTIONS))
+        one_answer = data.get(MessageField.ONE_ANSWER, False) is True
         return cls(
-            doc_id, channel, text, timezone, recurrence, grace, allow_broadcast, expires_at, user
+            doc_id,
+            channel,
+            text,
+            timezone,
+            recurrence,
+            grace,
+            allow_broadcast,
+            expires_at,
+            user,
+            actions,
+            one_answer,
         )
 
 
