@@ -31,6 +31,8 @@ CATEGORIES = "categories"
 PREFERENCES = "preferences"
 EVENTS = "events"
 RESPONSES = "responses"
+# Slack interactivity: signatures taken within the 5-minute window (replay refusal).
+INTERACTION_SIGNATURES = "interaction_signatures"
 
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.
