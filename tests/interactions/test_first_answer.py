@@ -119,7 +119,7 @@ def test_racing_clicks_record_one_answer_in_every_interleaving(rt, posted, db):
             round_ = next(rounds)
             user = f"U0ROUND{round_:03d}"
             result = record_click(rt, Click(user, post.delivery_id, action_id, post.channel, None))
-            outcomes[round_].append((result.answer, result.action and result.action.id))
+            outcomes[round_].append((result.answer, result.action.id if result.action else None))
 
         return run
 
