@@ -173,6 +173,27 @@ class DeliveryPage(BaseModel):
     next_cursor: StrictStr | None
 
 
+class MessageResponse(BaseModel):
+    """One answer to a message's buttons (`responses/{id}`): who clicked which action of which
+    delivery, the action's label from the message's catalog (null if no longer in it), and
+    whether the Slack message shows it yet."""
+
+    id: StrictStr
+    delivery_id: StrictStr | None = None
+    user: StrictStr | None = None
+    action_id: StrictStr | None = None
+    label: StrictStr | None = None
+    answered_at: Timestamp | None = None
+    shown: StrictBool = Field(description="false until the Slack message shows this answer")
+
+
+class MessageResponsePage(BaseModel):
+    """`GET /messages/{id}/responses`: newest answer first."""
+
+    responses: list[MessageResponse]
+    next_cursor: StrictStr | None
+
+
 class RotationPage(BaseModel):
     """`GET /rotations`: a page of rotations by next run."""
 
