@@ -10,18 +10,17 @@ from playwright.sync_api import Page, expect
 
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import click
-from tests.interactions.conftest import (  # noqa: F401  (fixtures)
-    clicks,
-    interactions_app,
-    posted,
-)
+from tests.interactions import conftest as interactions
+
+# The `interactions` target's fixtures, shared with tests/interactions/.
+interactions_app = interactions.interactions_app
+clicks = interactions.clicks
+posted = interactions.posted
 
 BOB = "U0BOB0000"
 
 
-def test_the_history_shows_the_answers(  # noqa: F811  (the imported fixtures)
-    page: Page, clicks: Any, posted: Any, clock: Any
-) -> None:
+def test_the_history_shows_the_answers(page: Page, clicks: Any, posted: Any, clock: Any) -> None:
     post = posted(text="Did you finish the plan?")
     click(clicks, post, "done", "U0ALICE00", T0)
     clock.advance(timedelta(minutes=1))
