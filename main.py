@@ -11,6 +11,7 @@ from werkzeug.exceptions import NotFound as NoRoute
 from composer.page import serve_page
 from composer.routes import handle_api
 from core.http import respond, unrouted
+from interactions.target import handle_interactions
 from targets.deliver import handle_deliver
 from targets.tick import handle_tick
 
@@ -25,6 +26,12 @@ def api(request: flask.Request) -> flask.Response:
     # The page's files first: they need no credentials (composer/page.py).
     page = serve_page(request)
     return page if page is not None else respond(request, handle_api, people=True)
+
+
+@functions_framework.http
+def interactions(request: flask.Request) -> flask.Response:
+    # Slack's clicks: authenticated by Slack's signature, not by bearer tokens.
+    return handle_interactions(request)
 
 
 @functions_framework.cloud_event

@@ -63,6 +63,14 @@ class StoredWorkingDays(_Stored):
     subdivision: StrictStr | None = None
 
 
+class StoredAction(_Stored):
+    """One button of a message (core.actions)."""
+
+    id: StrictStr | None = None
+    label: StrictStr | None = None
+    style: StrictStr | None = None
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
@@ -81,6 +89,8 @@ class Message(_Stored):
     on_non_working_day: NonWorkingDayPolicy | None = None
     misfire_grace_seconds: StrictInt | None = None
     allow_broadcast: StrictBool | None = None
+    actions: list[StoredAction] | None = None
+    one_answer: StrictBool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     status: Status | None = None
     next_run_at: Timestamp | None = None
@@ -161,6 +171,27 @@ class DeliveryPage(BaseModel):
     """`GET /messages/{id}/deliveries`: newest occurrence first."""
 
     deliveries: list[Delivery]
+    next_cursor: StrictStr | None
+
+
+class MessageResponse(BaseModel):
+    """One answer to a message's buttons (`responses/{id}`): who clicked which action of which
+    delivery, the action's label from the message's catalog (null if no longer in it), and
+    whether the Slack message shows it yet."""
+
+    id: StrictStr
+    delivery_id: StrictStr | None = None
+    user: StrictStr | None = None
+    action_id: StrictStr | None = None
+    label: StrictStr | None = None
+    answered_at: Timestamp | None = None
+    shown: StrictBool = Field(description="false until the Slack message shows this answer")
+
+
+class MessageResponsePage(BaseModel):
+    """`GET /messages/{id}/responses`: newest answer first."""
+
+    responses: list[MessageResponse]
     next_cursor: StrictStr | None
 
 

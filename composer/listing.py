@@ -19,12 +19,14 @@ from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from composer.answers import (
     Delivery,
     DeliveryPage,
     MessagePage,
+    MessageResponse,
+    MessageResponsePage,
     RotationDay,
     RotationDayPage,
     RotationPage,
@@ -32,13 +34,23 @@ from composer.answers import (
 from composer.serialize import dump, message_json, rotation_json, stored_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
+from core.actions import Action, catalog, find
 from core.documents.deliveries import LedgerField
 from core.documents.errors import ErrorField
 from core.documents.messages import MessageField, Status
+from core.documents.responses import ResponseField
 from core.documents.rotations import RotationField
+from core.errors import DocumentError
 from core.models import USER_ID
 from core.runtime import Runtime
-from core.store import DELIVERIES, MESSAGES, ROTATIONS, is_document_id, is_timestamp
+from core.store import (
+    DELIVERIES,
+    MESSAGES,
+    RESPONSES,
+    ROTATIONS,
+    is_document_id,
+    is_timestamp,
+)
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -119,6 +131,50 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     rows, cursor = _ledger_page(rt, LedgerField.MESSAGE_ID, message_id, page)
     deliveries = [_delivery(s.id, s.to_dict() or {}) for s in rows]
     return dump(DeliveryPage.model_validate({"deliveries": deliveries, "next_cursor": cursor}))
+
+
+def list_responses(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
+    """Every answer to the message's buttons, over all its deliveries, newest first; labels
+    from the message's stored catalog."""
+    snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
+    try:
+        actions = catalog((snap.to_dict() or {}).get(MessageField.ACTIONS))
+    except DocumentError:
+        actions = ()
+    direction = firestore.Query.DESCENDING
+    query = (
+        rt.db.collection(RESPONSES)
+        .where(filter=FieldFilter(ResponseField.MESSAGE_ID, "==", message_id))
+        .order_by(ResponseField.ANSWERED_AT, direction=direction)
+        .order_by(_DOCUMENT_ID, direction=direction)
+    )
+    rows, cursor = _page(query, ResponseField.ANSWERED_AT, page)
+    answers = [_response(s.id, s.to_dict() or {}, actions) for s in rows]
+    return dump(MessageResponsePage.model_validate({"responses": answers, "next_cursor": cursor}))
+
+
+def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) -> MessageResponse:
+    action_id = data.get(ResponseField.ACTION_ID)
+    action = find(actions, action_id) if isinstance(action_id, str) else None
+    shown = data.get(ResponseField.PENDING_UPDATE) is not True
+    fields = {
+        "id": doc_id,
+        **{f.value: data.get(f) for f in _LISTED_RESPONSE},
+        "label": action.label if action is not None else None,
+        "shown": shown,
+    }
+    try:
+        return MessageResponse.model_validate(fields)
+    except ValidationError:  # written by hand in an odd shape: the id and what fits
+        return MessageResponse(id=doc_id, shown=shown)
+
+
+_LISTED_RESPONSE = (
+    ResponseField.DELIVERY_ID,
+    ResponseField.USER,
+    ResponseField.ACTION_ID,
+    ResponseField.ANSWERED_AT,
+)
 
 
 def list_rotations(rt: Runtime, page: Page) -> dict[str, Any]:

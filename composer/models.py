@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.actions import MAX_ACTION_ID, MAX_ACTIONS, MAX_LABEL
 from core.http import Instant
 from core.models import MAX_MISFIRE_GRACE
 from core.rules import MAX_EXDATES
@@ -36,6 +37,19 @@ class WorkingDays(_Body):
 
     country: str = Field(pattern=r"^[A-Z]{2}$")
     subdivision: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class ActionDraft(_Body):
+    """One button of a message (`actions`, core.actions): its id comes back with a click,
+    its label is what people see."""
+
+    id: str = Field(min_length=1, max_length=MAX_ACTION_ID)
+    label: str = Field(min_length=1, max_length=MAX_LABEL, pattern=r"\S")
+    style: Literal["primary", "danger"] | None = None
+
+
+# 1 to 5 buttons; their ids unique (composer.validation).
+Actions = Annotated[list[ActionDraft], Field(min_length=1, max_length=MAX_ACTIONS)]
 
 
 class MessageDraft(_Body):
@@ -77,6 +91,8 @@ class MessageDraft(_Body):
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None
     on_non_working_day: NonWorkingDayPolicy | None = None
+    actions: Actions | None = None
+    one_answer: bool = False
 
 
 class MessageEdit(_Body):
@@ -98,6 +114,8 @@ class MessageEdit(_Body):
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None
     on_non_working_day: NonWorkingDayPolicy | None = None
+    actions: Actions | None = None
+    one_answer: bool | None = None
 
 
 # A rotation's members, and the dates one may list as skipped: far past any team, and small

@@ -10,15 +10,24 @@ from pydantic import BaseModel, Field
 from composer.answers import MessagePreview, Occurrence
 from composer.models import MessageDraft
 from composer.serialize import dump
-from composer.validation import Problems, add_schedule_problem, check_message, schedule_fields
+from composer.validation import (
+    Problems,
+    add_schedule_problem,
+    check_message,
+    schedule_fields,
+    stored_actions,
+)
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import upcoming
+from formatting.buttons import with_actions
 from formatting.slack_text import to_slack
 from messages.gates import held_back, read_gates
 
 DRAFT_ID = "draft"  # a draft's stand-in message id (its occurrences' delivery ids)
+PREVIEW_DELIVERY = "preview"
+
 DEFAULT_COUNT = 5
 MAX_COUNT = 50
 
@@ -36,6 +45,8 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
     now = rt.clock.now()
     check_message(draft, now, schedule_from_now=True)
     rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
+    # The buttons as posted; a preview has no delivery yet, so their values name "preview".
+    rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft))
     try:
         occurrences = upcoming(schedule_fields(draft), now, count)
     except DocumentError as exc:  # e.g. later occurrences past the evaluation's budget

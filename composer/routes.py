@@ -20,6 +20,7 @@ from composer.answers import (
     Message,
     MessagePage,
     MessagePreview,
+    MessageResponsePage,
     OpenApiDocument,
     Preferences,
     Rotation,
@@ -103,6 +104,13 @@ def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
     return listing.list_deliveries(rt, ident, page), 200
+
+
+def _list_responses(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    problems = Problems()
+    page = listing.page_from(request.args, problems)
+    problems.raise_if_any()
+    return listing.list_responses(rt, ident, page), 200
 
 
 def _preview(request: flask.Request, rt: Runtime) -> Answer:
@@ -215,6 +223,15 @@ ROUTES: tuple[Route, ...] = (
         _list_deliveries,
         "A message's delivery history",
         DeliveryPage,
+        query=PageQuery,
+        errors=(404,),
+    ),
+    Route(
+        "GET",
+        "/messages/{id}/responses",
+        _list_responses,
+        "The answers to a message's buttons",
+        MessageResponsePage,
         query=PageQuery,
         errors=(404,),
     ),

@@ -15,12 +15,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from composer.models import MessageDraft
+from core.actions import Action
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
 from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, USER_ID
 from core.schedule import recurrence_from_fields, zone
 from core.store import is_document_id
+from formatting.buttons import with_actions
 from formatting.slack_text import to_slack
 
 # A send_at this little in the past is still accepted (client clocks and request latency);
@@ -46,6 +48,8 @@ MESSAGE_FIELDS = tuple(
         MessageField.ON_AMBIGUOUS,
         MessageField.WORKING_DAYS,
         MessageField.ON_NON_WORKING_DAY,
+        MessageField.ACTIONS,
+        MessageField.ONE_ANSWER,
     )
 )
 _RECURRING_ONLY = (
@@ -116,6 +120,7 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
         problems.add("category", f"{draft.category[:80]!r} cannot be a category id")
     check_text(problems, "text", draft.text)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
+    check_actions(problems, draft)
     recurring = draft.rrule is not None
     if draft.send_at is not None and recurring:
         problems.add("send_at", "a message has send_at (one-off) or rrule (recurring), not both")
@@ -137,6 +142,25 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
         first_run = draft.send_at if schedule_from_now else None
     problems.raise_if_any()
     return MessagePlan(_content(draft, recurring), recurring, first_run)
+
+
+def check_actions(problems: Problems, draft: MessageDraft) -> None:
+    """Action ids are unique (what a click names), and a message with buttons fits in
+    Slack's blocks (formatting.buttons)."""
+    ids = [action.id for action in draft.actions or ()]
+    for action_id in sorted({i for i in ids if ids.count(i) > 1}):
+        problems.add("actions", f"action id {action_id!r} is used more than once")
+    if draft.one_answer and not ids:
+        problems.add("one_answer", "is only for a message with actions")
+    if ids and not problems.details:
+        try:
+            with_actions(to_slack(draft.text), "preview", stored_actions(draft))
+        except DocumentError as exc:
+            problems.add("actions", exc.message)
+
+
+def stored_actions(draft: MessageDraft) -> tuple[Action, ...]:
+    return tuple(Action(a.id, a.label, a.style) for a in draft.actions or ())
 
 
 def check_recipient(problems: Problems, channel: str | None, user: str | None) -> None:
@@ -230,6 +254,8 @@ def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
         allow_broadcast=draft.allow_broadcast,
         on_ambiguous=_given(draft.on_ambiguous),
         misfire_grace_seconds=_given(grace),
+        actions=UNSET if draft.actions is None else _actions_document(draft),
+        one_answer=True if draft.one_answer else UNSET,
     )
     if not recurring:
         return (
@@ -244,6 +270,10 @@ def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
         working_days=UNSET if working_days is None else working_days.model_dump(exclude_none=True),
         on_non_working_day=_given(draft.on_non_working_day),
     ).to_document()
+
+
+def _actions_document(draft: MessageDraft) -> list[dict[str, Any]]:
+    return [action.model_dump(exclude_none=True) for action in draft.actions or ()]
 
 
 def _given(value: T | None) -> T | Unset:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
 
+from core.actions import Action, catalog
 from core.documents.messages import MessageField
 from core.documents.people import NO_HOLDS, Holds
 from core.errors import DocumentError
@@ -106,6 +107,8 @@ class Message:
     category: str | None = None  # a `categories` id: the person's gates apply (messages.gates)
     # What the claim of the occurrence being sent reserved for it on the person's document.
     holds: Holds = NO_HOLDS
+    actions: tuple[Action, ...] = ()  # its buttons' catalog (core.actions)
+    one_answer: bool = False  # the first answer of anyone wins (else one per person)
 
     @property
     def is_recurring(self) -> bool:
@@ -159,6 +162,8 @@ class Message:
         category = data.get(MessageField.CATEGORY)
         if category is not None and not (isinstance(category, str) and CATEGORY_ID.match(category)):
             raise DocumentError("invalid_category", f"category {category!r} is not a category id")
+        actions = catalog(data.get(MessageField.ACTIONS))
+        one_answer = data.get(MessageField.ONE_ANSWER, False) is True
         return cls(
             doc_id,
             channel,
@@ -170,6 +175,8 @@ class Message:
             expires_at,
             user,
             category,
+            actions=actions,
+            one_answer=one_answer,
         )
 
 

@@ -235,6 +235,28 @@ class SlackTransport:
             return PostResult(Outcome.AMBIGUOUS, "missing_channel", detail="ok without a channel")
         return dm
 
+    def update(
+        self,
+        channel: str,
+        ts: str,
+        text: str,
+        blocks: list[dict[str, Any]] | None,
+        delivery_id: str,
+    ) -> PostResult:
+        """chat.update of our message `ts` in `channel` (its metadata kept); DELIVERED when
+        Slack took it."""
+        try:
+            self._client.chat_update(
+                channel=channel,
+                ts=ts,
+                text=text,
+                blocks=blocks,
+                metadata=delivery_metadata(delivery_id),
+            )
+        except Exception as exc:
+            return _failure(exc)
+        return PostResult(Outcome.DELIVERED, ts=ts)
+
     def post(
         self,
         channel: str,

@@ -34,6 +34,8 @@ EVENTS = "events"
 RESPONSES = "responses"
 # What the gates keep per person (core.documents.people): our addition.
 PEOPLE = "people"
+# Slack interactivity: signatures taken within the 5-minute window (replay refusal).
+INTERACTION_SIGNATURES = "interaction_signatures"
 
 
 _EVENT_PENDING = EventStatus.PENDING.value

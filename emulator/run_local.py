@@ -1,9 +1,11 @@
 """`make run`: the whole product on this machine, the way it runs on Google Cloud.
 
 Starts the Firestore emulator and the Slack stand-in (or, with SLACK_BOT_TOKEN set and no
-SLACK_API_URL, uses real Slack), serves the `tick` and `api` targets with functions-framework
-exactly as Cloud Functions would, seeds a few example schedules, prints the composer page's
-address and the run's admin token, and then plays Cloud Scheduler: an authenticated POST to
+SLACK_API_URL, uses real Slack), serves the `tick`, `api` and `interactions` targets with
+functions-framework exactly as Cloud Functions would, seeds a few example schedules (one with
+two buttons: the stand-in replays a click on them, signed as Slack signs it, to the local
+`interactions` target), prints the composer page's address and the run's admin token, and
+then plays Cloud Scheduler: an authenticated POST to
 `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed as the function logs
 it. Ctrl-C stops everything.
 
@@ -57,6 +59,8 @@ SLACK_PORT = int(os.environ.get("LOCAL_SLACK_PORT", "8765"))
 # DISPATCH=pubsub only: the Pub/Sub emulator, the `deliver` target, and the push relay.
 PUBSUB_PORT = int(os.environ.get("LOCAL_PUBSUB_PORT", "8685"))
 DELIVER_PORT = int(os.environ.get("LOCAL_DELIVER_PORT", "8082"))
+# The `interactions` target: Slack's (here: the stand-in's replayed) clicks on buttons.
+INTERACTIONS_PORT = int(os.environ.get("LOCAL_INTERACTIONS_PORT", "8084"))
 PUSH_PORT = int(os.environ.get("LOCAL_PUSH_PORT", "8083"))
 
 
@@ -88,6 +92,14 @@ def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
         ),
         "example-no-broadcast": replace(
             one_off, text="Heads up <!channel> & @here: user text never pings everyone."
+        ),
+        "example-buttons": replace(
+            one_off,
+            text="Did you finish the plan? (buttons: replay a click through the stand-in)",
+            actions=[
+                {"id": "done", "label": "Done", "style": "primary"},
+                {"id": "not-yet", "label": "Not yet"},
+            ],
         ),
         "example-bad-timezone": replace(
             one_off,
@@ -158,6 +170,17 @@ def banner(api_port: int, token: str, google_client_id: str | None = None) -> st
         f"Composer page: {page}\n"
         f"Admin token for this run: ADMIN_TOKEN={token} (also for curl: "
         f'-H "Authorization: Bearer {token}")'
+    )
+
+
+def replay_hint(control_url: str, interactions_url: str) -> str:
+    """How a developer clicks a button without Slack: the stand-in signs the click as Slack
+    does and posts it to the `interactions` target."""
+    body = json.dumps({"action_id": "done", "user": "U0DEMOANA"})
+    return (
+        f"interactions target on {interactions_url}; replay a click on example-buttons:\n"
+        f"  curl -X POST {control_url}click -d '{body}'\n"
+        f"  (then {control_url}posts shows the answer, {control_url}replies any ephemeral reply)"
     )
 
 
@@ -258,6 +281,7 @@ def main() -> int:
 
     stack: list[Any] = []
     env = {**os.environ, "GOOGLE_CLOUD_PROJECT": project, "ADMIN_TOKEN": token}
+    env.setdefault("SLACK_SIGNING_SECRET", secrets.token_hex(16))
     env.setdefault("APP_ENV", "development")
     try:
         if not os.environ.get("FIRESTORE_EMULATOR_HOST"):
@@ -274,6 +298,9 @@ def main() -> int:
             stack.append(standin)
             env["SLACK_API_URL"] = standin.url
             print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
+            interactions_url = f"http://127.0.0.1:{INTERACTIONS_PORT}/"
+            standin.set_interactivity(interactions_url, env["SLACK_SIGNING_SECRET"])
+            print(replay_hint(standin.control_url, interactions_url))
 
         if env.get("DISPATCH") == PUBSUB:
             stack.extend(start_pubsub(project, token, env))
@@ -283,6 +310,9 @@ def main() -> int:
         api = serve("api", API_PORT, env)
         stack.append(api)
         wait_for_function(API_PORT, api)
+        interactions = serve("interactions", INTERACTIONS_PORT, env)
+        stack.append(interactions)
+        wait_for_function(INTERACTIONS_PORT, interactions)
         seed(firestore.Client(project=project), channel, datetime.now(UTC))
         print(
             f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "

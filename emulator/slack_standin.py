@@ -79,6 +79,13 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
 - POST /_control/pagination  {"page_max": 15, "short_pages": true} (either key)
 - POST /_control/messages    {"channel": "C1", "text": "...", "metadata": ..., "blocks": ...,
                               "user": ..., "bot_id": ..., "app_id": ...} -> {"ok": true, "ts"}
+- POST /_control/interactivity {"url": "http://.../", "signing_secret": "..."}: where clicks go
+- POST /_control/click       {"action_id": "done", "user": "U1", "ts"?: "<post ts>"} replays a
+                              click on our post `ts` (default: the latest post with that
+                              button) to the interactivity URL, signed as Slack signs it
+                              (emulator/slack_clicks.py), with a response_url back to the
+                              stand-in -> {"ok": true, "status": <the target's HTTP status>}
+- GET /_control/replies      -> what was posted to response_urls (ephemeral replies), in order
 
 Latency: `latency` seconds (CLI `--latency-ms`) are added to every API call's answer, after
 the call took effect, as a real Slack round trip would; the benchmark posts against it.
@@ -110,6 +117,8 @@ import logging
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -122,6 +131,7 @@ from urllib.parse import parse_qsl, urlsplit
 from core import logs
 from core.clock import Clock, SystemClock
 from emulator.slack_channels import ChannelState
+from emulator.slack_clicks import click_payload, form_body, signed_headers
 from emulator.slack_faults import Fault as Fault
 from emulator.slack_history import (
     ONE_MICRO,
@@ -179,6 +189,14 @@ class _Reply:
     drop: bool = False
 
 
+def _button(post: RecordedPost, action_id: str) -> dict[str, Any] | None:
+    for block in post.blocks or []:
+        for element in block.get("elements") or [] if block.get("type") == "actions" else []:
+            if element.get("action_id") == action_id:
+                return dict(element)
+    return None
+
+
 def _reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> _Reply:
     return _Reply(status, json.dumps(payload).encode(), headers=headers)
 
@@ -232,6 +250,8 @@ class SlackStandIn:
         self._skew = skew
         self._page_max: int | None = None
         self._short_pages = False
+        self._interactivity: tuple[str, str] | None = None  # (request URL, signing secret)
+        self._replies: list[dict[str, Any]] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -377,6 +397,7 @@ class SlackStandIn:
         no rate limits, no skew, full pages."""
         with self._lock:
             self._posts.clear()
+            self._replies.clear()
             self._faults.clear()
             self._channels.clear()
             self._users = {BOT_USER_ID: UserState(bot=True)}
@@ -439,9 +460,50 @@ class SlackStandIn:
             return replace(reply, drop=True)
         return replace(reply, delay=self._latency) if self._latency else reply
 
+    def set_interactivity(self, url: str, signing_secret: str) -> None:
+        """Where `click` sends clicks, signed with `signing_secret` (a Slack app's settings)."""
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError(f"the interactivity URL must be http(s), got {url!r}")
+        with self._lock:
+            self._interactivity = (url, signing_secret)
+
+    def replies(self) -> list[dict[str, Any]]:
+        """The bodies posted to response_urls (the app's ephemeral replies), in order."""
+        with self._lock:
+            return copy.deepcopy(self._replies)
+
+    def response_url(self) -> str:
+        return f"http://{self._host}:{self.port}/_responses/{len(self._replies)}"
+
+    def click(self, action_id: str, user: str, ts: str | None = None) -> int:
+        """Replays `user` clicking the button `action_id` of our post `ts` (default: the
+        latest post having that button) to the interactivity URL; the target's status."""
+        with self._lock:
+            if self._interactivity is None:
+                raise ValueError("no interactivity URL: set one first")
+            url, secret = self._interactivity
+        for post in reversed(self.posts()):
+            button = _button(post, action_id)
+            if button is not None and (ts is None or post.ts == ts):
+                break
+        else:
+            raise ValueError(f"no post has a button {action_id!r}")
+        payload = click_payload(button, user, post.channel, post.ts, self.response_url())
+        body = form_body(payload)
+        headers = signed_headers(secret, body, int(self._clock.now().timestamp()))
+        # (An http(s) URL: set_interactivity checks it.)
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
+                return int(answer.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
     def _control(self, command: str, path: str, body: bytes) -> _Reply:
         if (command, path) == ("GET", "/_control/posts"):
             return _reply([asdict(post) for post in self.posts()])
+        if (command, path) == ("GET", "/_control/replies"):
+            return _reply(self.replies())
         if (command, path) == ("POST", "/_control/reset"):
             self.reset()
             return _reply({"ok": True})
@@ -496,7 +558,20 @@ class SlackStandIn:
             channel, text = str(spec.pop("channel")), str(spec.pop("text"))
             return {"ts": self.add_message(channel, text, **spec)}
 
+        def interactivity(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"url", "signing_secret"}, set())
+            self.set_interactivity(str(spec["url"]), str(spec["signing_secret"]))
+            return {}
+
+        def click(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, {"action_id", "user"}, {"ts"})
+            ts = spec.get("ts")
+            status = self.click(str(spec["action_id"]), str(spec["user"]), ts and str(ts))
+            return {"status": status}
+
         return {
+            "/_control/interactivity": interactivity,
+            "/_control/click": click,
             "/_control/faults": fault,
             "/_control/channels": channels,
             "/_control/users": users,
@@ -505,6 +580,16 @@ class SlackStandIn:
             "/_control/pagination": pagination,
             "/_control/messages": messages,
         }
+
+    def _take_reply(self, body: bytes) -> _Reply:
+        """A post to a response_url: Slack answers plain `ok`."""
+        try:
+            reply = json.loads(body or b"{}")
+        except ValueError:
+            return _Reply(400, b"invalid_payload", "text/plain")
+        with self._lock:
+            self._replies.append(reply)
+        return _Reply(200, b"ok", "text/plain")
 
     # -- Slack methods ---------------------------------------------------------------------
 
@@ -774,6 +859,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if url.path.startswith("/_control/"):
             self._send(standin._control(self.command, url.path, body))
+            return
+        if url.path.startswith("/_responses/") and self.command == "POST":
+            self._send(standin._take_reply(body))
             return
         if not url.path.startswith("/api/"):
             self._send(_reply({"ok": False, "error": "not_found"}, 404))

@@ -28,6 +28,7 @@ from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import MESSAGES, PEOPLE, Snapshot, due_messages, expired_leases
+from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
 from messages.gates import settled_fields
@@ -111,7 +112,8 @@ class MessageKind:
         return channel
 
     def render(self, claim: Claim[Message]) -> SlackMessage:
-        return to_slack(claim.subject.text, allow_broadcast=claim.subject.allow_broadcast)
+        rendered = to_slack(claim.subject.text, allow_broadcast=claim.subject.allow_broadcast)
+        return with_actions(rendered, claim.delivery_id, claim.subject.actions)
 
     def outcome_writes(
         self, claim: Claim[Message], post: PostResult, now: datetime, max_attempts: int

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core import logs
 from core.runtime import Runtime
 from core.settings import PUBSUB
 from events.kind import EVENT_KIND
+from interactions.show import show_pending
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
 from processor.abc import Kind
@@ -22,7 +24,23 @@ KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
-    """One pass. A dry run is the same under either dispatcher: what is due, previewed."""
+    """One pass. A dry run is the same under either dispatcher: what is due, previewed.
+    A real pass then retries the Slack updates of answers not shown yet (interactions.show)."""
     if rt.settings.dispatch == PUBSUB and not dry_run:
-        return publish_pass(rt, KINDS)
-    return one_pass.run_pass(rt, KINDS, dry_run=dry_run)
+        counts = publish_pass(rt, KINDS)
+    else:
+        counts = one_pass.run_pass(rt, KINDS, dry_run=dry_run)
+    if not dry_run:
+        _show_pending_answers(rt, counts)
+    return counts
+
+
+def _show_pending_answers(rt: Runtime, counts: dict[str, Any]) -> None:
+    """The sends are done and counted: a failure here is logged, never the pass's answer."""
+    try:
+        shown = show_pending(rt)
+    except Exception as exc:
+        logs.error("showing answers failed", error_code=type(exc).__name__, error_message=str(exc))
+        return
+    if shown:
+        counts["answers_shown"] = shown

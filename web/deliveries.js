@@ -1,6 +1,7 @@
 // One message's delivery history: every ledger entry (GET /messages/{id}/deliveries), newest
 // occurrence first, with its status, attempt, lateness and reason.
 import { api } from "./api.js";
+import { showResponses } from "./responses.js";
 import { el, formatInstant, notice } from "./ui.js";
 
 export async function showDeliveries(container, message, cursor = null) {
@@ -26,6 +27,8 @@ export async function showDeliveries(container, message, cursor = null) {
     container.append(el("div", { class: "scroll" }, table(message, body)));
   }
   body.append(...deliveries.map((entry) => row(entry, message.timezone)));
+  // After the deliveries' table, so that `tbody` above stays theirs.
+  if (!cursor) await showResponses(container, message);
   if (next) {
     const more = el("button", { type: "button", class: "more" }, "Older deliveries");
     more.addEventListener("click", () => showDeliveries(container, message, next));

@@ -46,6 +46,8 @@ class MessageField(enum.StrEnum):
     ON_NON_WORKING_DAY = "on_non_working_day"
     MISFIRE_GRACE_SECONDS = "misfire_grace_seconds"
     ALLOW_BROADCAST = "allow_broadcast"
+    ACTIONS = "actions"  # buttons (core.actions)
+    ONE_ANSWER = "one_answer"  # the first answer of anyone wins, not one per person
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     STATUS = SubjectField.STATUS.value
     NEXT_RUN_AT = SubjectField.NEXT_RUN_AT.value
@@ -76,6 +78,8 @@ class MessageWrite(SubjectWrite):
     text: str | Unset = UNSET
     timezone: str | Unset = UNSET
     allow_broadcast: bool | Unset = UNSET
+    actions: list[dict[str, Any]] | Unset = UNSET
+    one_answer: bool | Unset = UNSET
     on_ambiguous: str | Unset = UNSET
     misfire_grace_seconds: int | Unset = UNSET
     send_at: datetime | Unset = UNSET

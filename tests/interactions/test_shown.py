@@ -1,0 +1,77 @@
+"""The message shows its answers: the original post is updated (chat.update) with who
+answered what, labels from the stored catalog; a failed update is retried by the next tick
+and the recorded answer is never lost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from emulator.slack_clicks import click_payload, form_body
+from emulator.slack_standin import Fault
+from tests.fixtures.clock import T0
+from tests.fixtures.interactions import buttons, click, send
+from tests.fixtures.tick import answer, at, bearer, tick
+
+ALICE, BOB = "U0ALICE00", "U0BOB0000"
+
+
+def _now(slack: Any, ts: str) -> Any:
+    (post,) = [p for p in slack.posts() if p.ts == ts]
+    return post
+
+
+def _context(post: Any) -> str:
+    return " ".join(
+        element["text"]
+        for block in post.blocks
+        if block["type"] == "context"
+        for element in block["elements"]
+    )
+
+
+def test_the_post_shows_who_answered_what_with_catalog_labels(clicks, posted, slack):
+    post = posted()
+    forged_label = buttons(post)["done"] | {"text": {"type": "plain_text", "text": "Hacked"}}
+
+    send(clicks, form_body(click_payload(forged_label, ALICE, post.channel, post.ts)), T0)
+    click(clicks, post, "not-yet", BOB, T0)
+
+    shown = _now(slack, post.ts)
+    assert _context(shown) == f"<@{ALICE}> answered *Done*\n<@{BOB}> answered *Not yet*"
+    assert "Hacked" not in json.dumps(shown.blocks)
+    assert list(buttons(shown)) == ["done", "not-yet"]  # others may still answer
+    assert shown.delivery_id == post.delivery_id and shown.text == post.text
+
+
+def test_with_one_answer_the_buttons_go_once_answered(clicks, posted, slack):
+    post = posted(one_answer=True)
+
+    click(clicks, post, "done", ALICE, T0)
+
+    shown = _now(slack, post.ts)
+    assert _context(shown) == f"<@{ALICE}> answered *Done*"
+    assert [b["type"] for b in shown.blocks] == ["section", "context"]
+
+
+def test_a_failed_update_is_retried_by_the_next_tick_and_the_answer_kept(
+    clicks, posted, slack, db, tick_app
+):
+    post = posted()
+    slack.inject(Fault(kind="error", code="internal_error", method="chat.update", times=1))
+
+    assert click(clicks, post, "done", ALICE, T0).status_code == 200
+
+    (stored,) = [snap.to_dict() for snap in db.collection("responses").stream()]
+    assert stored["action_id"] == "done" and stored["pending_update"] is True
+    assert stored["update_error"] == "internal_error"
+    assert _context(_now(slack, post.ts)) == ""
+
+    counts = answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
+
+    assert counts["answers_shown"] == 1
+    assert _context(_now(slack, post.ts)) == f"<@{ALICE}> answered *Done*"
+    (stored,) = [snap.to_dict() for snap in db.collection("responses").stream()]
+    assert stored["action_id"] == "done" and "pending_update" not in stored
+    again = answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
+    assert "answers_shown" not in again and len(slack.posts()) == 1
