@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 WEB = Path(__file__).resolve().parents[2] / "web"
 ORIGIN = "http://page.test"
@@ -38,16 +37,10 @@ window.google = {accounts: {id: {
 """
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
 @pytest.fixture
-def page(browser: Any) -> Iterator[Page]:
+def page(browser: Browser) -> Iterator[Page]:
+    """A page of its own origin (not the api target's), on conftest's one session browser:
+    Playwright's sync API cannot start a second time in the same thread."""
     context = browser.new_context()
     page = context.new_page()
     files = {"/": ("text/html", PAGE), "/start.js": ("text/javascript", START)}
