@@ -87,8 +87,10 @@ def test_context_manager_stops_the_whole_group() -> None:
         log_path = emu.log_path
         assert log_path is not None and log_path.is_file()
         assert _get(f"http://{emu.host_port}/")[0] == 200
+    # No process of the emulator's group is left, so nothing of it holds its port; the port
+    # itself is not probed here, as any other test's server may take a freed port at once
+    # (seen once in a full run: a listener answered on the port after the group was gone).
     assert not harness._group_alive(pgid)
-    assert _port_closed(emu.host_port)
     assert not log_path.exists()
     emu.stop()  # a second stop is harmless
 
