@@ -7,6 +7,7 @@ document is still listed, with the contract's defaults for what is missing or ma
 WARNING naming the fields; a malformed `opt_out_allowed` counts as `false`, so that nobody can
 opt out of what may be a must-read category. A `PUT` replaces the person's whole list; the
 last write wins (no version: one person edits their own list, and each write is complete).
+The list is written on `people/{user}` too, where the gates read it (messages.gates).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from composer.serialize import dump
 from composer.validation import Problems
 from core import logs
 from core.documents.categories import CategoryField
+from core.documents.people import PersonField
 from core.documents.preferences import PreferenceField
 from core.errors import NotFound
 from core.models import USER_ID
-from core.store import CATEGORIES, PREFERENCES, is_document_id
+from core.store import CATEGORIES, PEOPLE, PREFERENCES, is_document_id
 
 # Far more than any team defines; a listing never reads an unbounded collection.
 MAX_CATEGORIES = 500
@@ -56,9 +58,23 @@ def put_preferences(db: firestore.Client, user: str, edit: PreferencesEdit) -> d
                 f"opted_out.{index}", f"{ident!r} is a must-read category: no one can opt out"
             )
     problems.raise_if_any()
-    db.collection(PREFERENCES).document(user).set({PreferenceField.OPTED_OUT.value: wanted})
+    store_opted_out(db, user, wanted)
     logs.info("preferences written", user=user, opted_out=wanted)
     return _answer(db, user, wanted)
+
+
+def store_opted_out(db: firestore.Client, user: str, opted_out: list[str]) -> None:
+    """Write a person's opt-outs: `preferences/{user}` (the contract's), and the same list on
+    `people/{user}`, the one document the gates read per person, in one batch. That write
+    changes the version a claim's reservation is conditioned on, so a claim that read the
+    person before an opt-out fails and is planned again against it."""
+    batch = db.batch()
+    batch.set(
+        db.collection(PREFERENCES).document(user), {PreferenceField.OPTED_OUT.value: opted_out}
+    )
+    person = {PersonField.OPTED_OUT.value: opted_out}
+    batch.set(db.collection(PEOPLE).document(user), person, merge=True)
+    batch.commit()
 
 
 def _answer(db: firestore.Client, user: str, opted_out: list[str]) -> dict[str, Any]:

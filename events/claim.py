@@ -114,3 +114,6 @@ class EventPlan:
 
     def log_fields(self) -> dict[str, Any]:
         return {LedgerField.OCCURRENCE_AT.value: self.event.created_at}
+
+    def landed(self, results: Sequence[Any]) -> None:
+        pass

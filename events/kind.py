@@ -57,7 +57,10 @@ class EventKind:
     noun = "a sending event"
     summary_key: str | None = None
 
-    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[Event] | Result:
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> object:
+        return None
+
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: object = None) -> ClaimPlan[Event] | Result:
         return plan_retry(rt, self, snap)
 
     def due(

@@ -47,7 +47,7 @@ from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
-from messages.gates import held_back, read_gates, reserve
+from messages.gates import Gates, PersonRead, held_back, read_gates, reserve
 from messages.kind import MESSAGE_KIND
 from messages.missed import counted, log_missed, missed_records, skip_missed
 from messages.skip_gated import skip_gated
@@ -80,9 +80,10 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
 
-def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
+def plan_message(rt: Runtime, snap: Snapshot, gates: Gates | None = None) -> MessagePlan | Result:
     """The claim of the occurrence `snap` (a waiting, due message as just read) is due for;
-    a Result when there is none to claim (settled here, or not due after all)."""
+    a Result when there is none to claim (settled here, or not due after all). `gates`: the
+    pass's read of its page's gate documents (None: read here, for this message alone)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     due = data.get(MessageField.NEXT_RUN_AT)
@@ -116,7 +117,9 @@ def plan_message(rt: Runtime, snap: Snapshot) -> MessagePlan | Result:
         occurrence = plan.send
     if message.user is None:
         return MessagePlan.of(rt, message, occurrence, missed)
-    return _plan_to_person(rt, snap, message, occurrence, missed, now)
+    if gates is None or not gates.covers(message):
+        gates = read_gates(rt.db, [message])
+    return _plan_to_person(rt, snap, message, occurrence, missed, gates)
 
 
 def _plan_to_person(
@@ -125,13 +128,14 @@ def _plan_to_person(
     message: Message,
     occurrence: datetime,
     missed: list[Missed],
-    now: datetime,
+    gates: Gates,
 ) -> MessagePlan | Result:
     """The claim of a message to a person: their gates first (messages.gates: a held-back
     occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
     opened; the plan carries what the send reserves on their `people` document."""
+    now = rt.clock.now()
     plan = MessagePlan.of(rt, message, occurrence, missed)
-    docs = read_gates(rt.db, [message]).docs(message)
+    docs = gates.docs(message)
     reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
@@ -141,25 +145,30 @@ def _plan_to_person(
         return opened
     holds, fields = reserve(opened, occurrence, plan.ledger_ref.id, docs, now)
     reservation = None
-    if fields and docs.snap is not None:
-        person = docs.snap
-        # Conditioned on the version the gates read (None: created, once).
-        version = rt.db.write_option(last_update_time=person.update_time) if person.exists else None
-        reservation = Reservation(person.reference, fields, version)
+    if fields and docs.read is not None and opened.user is not None:
+        reservation = Reservation(gates, opened.user, docs.read, fields)
     return replace(plan, message=replace(opened, holds=holds), reservation=reservation)
 
 
 @dataclass(frozen=True)
 class Reservation:
     """What a claim reserves for the person's gates (messages.gates.reserve): the fields of
-    their `people` document as the claim leaves them, written under `version`, the
-    precondition on the version the gates read (None: the document did not exist, and is
-    created). A claim that raced another's reservation fails its whole batch, and is planned
-    again against it on the next pass."""
+    their `people` document as the claim leaves them, written under the version the gates
+    read (`read`; none: the document did not exist, and is created). A claim that raced
+    another's reservation fails its whole batch, and is planned again against it on the next
+    pass; one that lands is carried forward on `gates` for the rest of the pass."""
 
-    ref: firestore.DocumentReference
+    gates: Gates
+    user: str
+    read: PersonRead
     fields: dict[str, Any]
-    version: Any
+
+    def write(self, batch: firestore.WriteBatch) -> None:
+        if self.read.version is None:
+            batch.create(self.read.ref, self.fields)
+        else:
+            option = firestore.Client.write_option(last_update_time=self.read.version)
+            batch.update(self.read.ref, self.fields, option=option)
 
 
 def _open_dm(
@@ -249,13 +258,13 @@ class MessagePlan:
         return self.message
 
     def alongside(self, batch: firestore.WriteBatch) -> None:
+        if self.reservation is not None:  # last in the batch (see landed)
+            self.reservation.write(batch)
+
+    def landed(self, results: Sequence[Any]) -> None:
         held = self.reservation
-        if held is None:
-            return
-        if held.version is None:
-            batch.create(held.ref, held.fields)
-        else:
-            batch.update(held.ref, held.fields, option=held.version)
+        if held is not None:
+            held.gates.carry(held.user, held.fields, results[-1].update_time)
 
     def log(self, missed: Sequence[Missed]) -> None:
         log_missed(self.message, missed)

@@ -3,28 +3,37 @@
 One function decides (`held_back`), in this order: already sent for this occurrence, opted
 out, quiet window, daily cap. It reads nothing and takes the time it is given: the claim
 (messages.claim), the dry run (messages.preview) and `POST /preview` (composer.preview) call
-it on the documents they read (`read_gates`: one batched read of the category, the person's
-preferences and their `people` document), so a preview cannot check a gate the real send
-does not apply. A message with no `category` (or to a channel) passes every gate but the
-first.
+it on the same documents (`Gates`), so a preview cannot check a gate the real send does not
+apply. A message with no `category` (or to a channel) passes every gate but the first.
+
+What the gates read is one document per person, `people/{user}`, beside the categories: a
+pass reads them for its whole due page in one batched `get_all` (`read_gates`), and carries
+each claim's reservation forward (`Gates.carry`), so a person costs one document read per
+pass however many messages they are due. Their opt-outs are on that document too (written
+there by `PUT /preferences`, beside `preferences/{user}`, in one batch).
 
 What a send reserves (`reserve`) is written in the claim's own commit, under the version of
-`people/{user}` the claim read: two claims that both read the same version cannot both
-land, and the loser is planned again on the next pass, against the winner's reservation.
-- Quiet window (`quiet_window_hours` N > 0): held back while another quiet-window send to
-  the person is claimed and unsettled (`quiet_held`), or was delivered less than N hours ago
-  (`quiet_sent_at`). A category with N = 0 is exempt both ways: never held back, never holds.
+`people/{user}` the gates read: two claims that both read the same version cannot both
+land, and the loser is planned again on the next pass, against the winner's reservation. An
+opt-out written meanwhile fails the claim the same way.
+- Quiet window (`quiet_window_hours` N > 0): held back within N hours after the claim of
+  another quiet-window send to the person that was not given back (`quiet_sends`: delivered,
+  or not settled yet). A category with N = 0 is exempt both ways: never held back, never
+  holds. (A claim precedes its post by seconds: the window runs from the claim, so that a
+  delivered send writes nothing more and the pass's read stays exact.)
 - Daily cap: the ids of the sends counted for (category, local day of the occurrence in the
   message's timezone); held back once the count reaches `daily_cap`.
 
-What the send's finalize does with them (`settled_fields`): delivered, the window moves to
-now and the cap stays counted; proven never to have reached Slack (a definitive error, a
-rate limit or reconciliation that found it absent, all released or failed), both are given
-back; ambiguous or unconfirmed, both are kept.
+What the send's finalize does with them (`settled_fields`): delivered, or ambiguous and
+unconfirmed, both stay as reserved (no write); proven never to have reached Slack (a
+definitive error, a rate limit or reconciliation that found it absent, all released or
+failed), both are given back.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,30 +42,44 @@ from google.cloud import firestore
 
 from core.documents.categories import CategoryField
 from core.documents.deliveries import LedgerReason, LedgerStatus
+from core.documents.messages import MessageField
 from core.documents.people import Holds, PersonField
-from core.documents.preferences import PreferenceField
 from core.models import Message
 from core.schedule import zone
 from core.slack import Outcome
-from core.store import CATEGORIES, PEOPLE, PREFERENCES, Snapshot, is_document_id
+from core.store import CATEGORIES, PEOPLE, is_document_id
 
 ALREADY_SENT = "already_sent"  # a preview's word for the first gate (no new entry is written)
 # Ledger statuses that settle (or hold) their occurrence: it is never sent again.
 _SETTLED = (LedgerStatus.SENT, LedgerStatus.SKIPPED, LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED)
 # How long a day's cap counts are kept on the person's document (older days are dropped).
 _CAP_DAYS_KEPT = 3
+# The latest quiet-window sends kept on the person's document: only the latest one not given
+# back decides the window, and a give-back removes its own.
+_QUIET_SENDS_KEPT = 8
+
+
+@dataclass(frozen=True)
+class PersonRead:
+    """A person's `people` document as the gates know it: its fields, and the version a
+    reservation is conditioned on (None: no such document yet; the reservation creates it)."""
+
+    ref: firestore.DocumentReference
+    data: dict[str, Any]
+    version: Any = None
 
 
 @dataclass(frozen=True)
 class GateDocs:
     """What the gates read for one message to a person: the category (empty when missing:
-    defaults), the person's preferences, and their `people` document as read (`snap`, whose
-    version the claim's reservation is conditioned on)."""
+    defaults) and the person's `people` document (`read`: None when no gate applies)."""
 
     category: dict[str, Any] = field(default_factory=dict)
-    preferences: dict[str, Any] = field(default_factory=dict)
-    person: dict[str, Any] = field(default_factory=dict)
-    snap: Snapshot | None = None
+    read: PersonRead | None = None
+
+    @property
+    def person(self) -> dict[str, Any]:
+        return self.read.data if self.read is not None else {}
 
 
 def gated(message: Message) -> bool:
@@ -64,52 +87,76 @@ def gated(message: Message) -> bool:
     return message.user is not None and message.category is not None
 
 
-@dataclass
 class Gates:
-    """The gates' documents for some messages, as one batched read found them: categories,
-    preferences and `people` documents by id. A dry run or a preview plays its sends
-    forward on it (`assume_sent`), as the claims of a real pass would reserve them."""
+    """The gates' documents for some messages, as one batched read found them, kept current
+    for the reader's own claims: a landed claim's reservation is carried forward (`carry`)
+    with the version it left; a dry run or a preview plays its sends forward (`assume_sent`)
+    as the claims of a real pass would reserve them. Shared by a pass's delivery threads."""
 
-    categories: dict[str, Snapshot]
-    preferences: dict[str, Snapshot]
-    people: dict[str, Snapshot]
-    assumed: dict[str, dict[str, Any]] = field(default_factory=dict)  # user: person fields
+    def __init__(self, categories: dict[str, dict[str, Any]], people: dict[str, PersonRead]):
+        self._categories = categories
+        self._people = people
+        self._lock = threading.Lock()
+
+    def covers(self, message: Message) -> bool:
+        """Whether this read has what `message`'s gates need (a page's read covers its own)."""
+        if not gated(message):
+            return True
+        return message.user in self._people and message.category in self._categories
 
     def docs(self, message: Message) -> GateDocs:
-        if not gated(message) or message.category not in self.categories:
+        if not gated(message) or message.category not in self._categories:
             return GateDocs()
         assert message.user is not None and message.category is not None
-        person = self.people[message.user]
-        return GateDocs(
-            self.categories[message.category].to_dict() or {},
-            self.preferences[message.user].to_dict() or {},
-            (person.to_dict() or {}) | self.assumed.get(message.user, {}),
-            person,
-        )
+        with self._lock:
+            return GateDocs(self._categories[message.category], self._people.get(message.user))
+
+    def carry(self, user: str, fields: dict[str, Any], version: Any) -> None:
+        """A claim's reservation of `fields` on `user`'s document landed, leaving `version`."""
+        with self._lock:
+            read = self._people[user]
+            self._people[user] = PersonRead(read.ref, read.data | fields, version)
 
     def assume_sent(
         self, message: Message, occurrence_at: datetime, delivery_id: str, now: datetime
     ) -> None:
         """Play a send forward: what its claim would reserve, as the next gates see it."""
-        if message.user is None:
+        if message.user is None or message.user not in self._people:
             return
         _, fields = reserve(message, occurrence_at, delivery_id, self.docs(message), now)
-        self.assumed[message.user] = self.assumed.get(message.user, {}) | fields
+        with self._lock:
+            read = self._people[message.user]
+            self._people[message.user] = PersonRead(read.ref, read.data | fields, read.version)
 
 
-def read_gates(db: firestore.Client, messages: list[Message]) -> Gates:
-    """The gates' documents for `messages`: one batched read of each distinct category,
-    preferences and people document among them."""
-    wanted = [m for m in messages if gated(m) and is_document_id(m.category or "")]
-    categories = {m.category for m in wanted if m.category is not None}
-    users = {m.user for m in wanted if m.user is not None}
-    refs = [db.collection(CATEGORIES).document(c) for c in sorted(categories)]
-    for user in sorted(users):
-        refs += [db.collection(PREFERENCES).document(user), db.collection(PEOPLE).document(user)]
-    found: dict[str, dict[str, Snapshot]] = {CATEGORIES: {}, PREFERENCES: {}, PEOPLE: {}}
+def read_gates(db: firestore.Client, messages: Iterable[Message | Mapping[str, Any]]) -> Gates:
+    """The gates' documents for `messages` (or due messages' stored fields): one batched
+    read of each distinct category and person among them."""
+    keys = [key for m in messages if (key := _gate_key(m)) is not None]
+    categories = sorted({category for _, category in keys})
+    users = sorted({user for user, _ in keys})
+    refs = [db.collection(CATEGORIES).document(c) for c in categories]
+    refs += [db.collection(PEOPLE).document(u) for u in users]
+    found: dict[str, dict[str, Any]] = {}
+    people: dict[str, PersonRead] = {}
     for snap in db.get_all(refs) if refs else ():
-        found[snap.reference.parent.id][snap.id] = snap
-    return Gates(found[CATEGORIES], found[PREFERENCES], found[PEOPLE])
+        if snap.reference.parent.id == CATEGORIES:
+            found[snap.id] = snap.to_dict() or {}  # missing: the contract's defaults
+        else:
+            version = snap.update_time if snap.exists else None
+            people[snap.id] = PersonRead(snap.reference, snap.to_dict() or {}, version)
+    return Gates(found, people)
+
+
+def _gate_key(message: Message | Mapping[str, Any]) -> tuple[str, str] | None:
+    """(user, category) when the person's gates apply and can be read."""
+    if isinstance(message, Message):
+        user, category = message.user, message.category
+    else:
+        user, category = message.get(MessageField.USER), message.get(MessageField.CATEGORY)
+    if not isinstance(user, str) or not is_document_id(user) or not isinstance(category, str):
+        return None
+    return (user, category) if is_document_id(category) else None
 
 
 def held_back(
@@ -128,7 +175,7 @@ def held_back(
     if not gated(message):
         return None
     category = docs.category
-    opted_out = docs.preferences.get(PreferenceField.OPTED_OUT)
+    opted_out = docs.person.get(PersonField.OPTED_OUT)
     may_opt_out = category.get(CategoryField.OPT_OUT_ALLOWED) is not False
     if may_opt_out and isinstance(opted_out, list) and message.category in opted_out:
         return LedgerReason.OPTED_OUT
@@ -153,8 +200,9 @@ def reserve(
     fields: dict[str, Any] = {}
     quiet = bool(_quiet_hours(docs.category))
     if quiet:
-        held = _map(docs.person.get(PersonField.QUIET_HELD))
-        fields[PersonField.QUIET_HELD.value] = held | {delivery_id: now}
+        sends = _map(docs.person.get(PersonField.QUIET_SENDS)) | {delivery_id: now}
+        latest = sorted(sends.items(), key=lambda item: _instant(item[1]))[-_QUIET_SENDS_KEPT:]
+        fields[PersonField.QUIET_SENDS.value] = dict(latest)
     cap_day = None
     cap = docs.category.get(CategoryField.DAILY_CAP)
     if isinstance(cap, int) and not isinstance(cap, bool):
@@ -168,20 +216,17 @@ def reserve(
     return Holds(quiet, cap_day), fields
 
 
-def settled_fields(
-    message: Message, delivery_id: str, outcome: Outcome, now: datetime
-) -> dict[str, Any]:
+def settled_fields(message: Message, delivery_id: str, outcome: Outcome) -> dict[str, Any]:
     """The person document's update (a merge) when the send's outcome is recorded: what its
-    claim reserved (`message.holds`) recorded, given back or kept (see the module's doc)."""
+    claim reserved (`message.holds`) given back when the outcome proves nothing reached
+    Slack; nothing otherwise (delivered or ambiguous: both stay reserved)."""
     holds = message.holds
-    if not holds or outcome in (Outcome.AMBIGUOUS,):
+    if not holds or outcome in (Outcome.DELIVERED, Outcome.AMBIGUOUS):
         return {}
     fields: dict[str, Any] = {}
     if holds.quiet:
-        fields[PersonField.QUIET_HELD.value] = {delivery_id: firestore.DELETE_FIELD}
-        if outcome is Outcome.DELIVERED:
-            fields[PersonField.QUIET_SENT_AT.value] = now
-    if holds.cap_day is not None and outcome is not Outcome.DELIVERED:
+        fields[PersonField.QUIET_SENDS.value] = {delivery_id: firestore.DELETE_FIELD}
+    if holds.cap_day is not None:
         assert message.category is not None
         removed = firestore.ArrayRemove([delivery_id])
         fields[PersonField.CAPS.value] = {message.category: {holds.cap_day: removed}}
@@ -201,21 +246,22 @@ def _quiet_hours(category: dict[str, Any]) -> float:
 
 
 def _in_quiet_window(person: dict[str, Any], delivery_id: str, hours: float, now: datetime) -> bool:
+    """Whether another quiet-window send's claim, not given back, is less than `hours` old
+    (one nothing ever settles holds the window only that long, too)."""
     window = timedelta(hours=hours)
-    held = _map(person.get(PersonField.QUIET_HELD))
-    # Another quiet-window send claimed and not yet settled holds the window as a delivered
-    # one would, from its claim (so a hold nothing ever settles cannot hold it for ever).
-    others = [at for d, at in held.items() if d != delivery_id and isinstance(at, datetime)]
-    if any(now < at + window for at in others):
-        return True
-    sent = person.get(PersonField.QUIET_SENT_AT)
-    return isinstance(sent, datetime) and now < sent + window
+    sends = _map(person.get(PersonField.QUIET_SENDS))
+    claimed = [at for d, at in sends.items() if d != delivery_id and isinstance(at, datetime)]
+    return any(now < at + window for at in claimed)
 
 
 def _day_ids(person: dict[str, Any], message: Message, occurrence_at: datetime) -> set[str]:
     days = _map(_map(person.get(PersonField.CAPS)).get(message.category or ""))
     ids = days.get(local_day(message, occurrence_at))
     return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+
+
+def _instant(value: Any) -> float:
+    return value.timestamp() if isinstance(value, datetime) else 0.0
 
 
 def _map(value: Any) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from core.store import MESSAGES, PEOPLE, Snapshot, due_messages, expired_leases
 from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
-from messages.gates import settled_fields
+from messages.gates import Gates, read_gates, settled_fields
 from messages.settle import message_settle_writes
 from processor.abc import (
     Claim,
@@ -59,10 +59,16 @@ class MessageKind:
     noun = "a sending message"
     summary_key: str | None = None
 
-    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[Message] | Result:
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
+        """The gates' documents of the page's messages to people, in one batched read."""
+        return read_gates(rt.db, [snap.to_dict() or {} for snap in due])
+
+    def plan(
+        self, rt: Runtime, snap: Snapshot, ahead: object = None
+    ) -> ClaimPlan[Message] | Result:
         from messages.claim import plan_message  # it plans the claims of this kind
 
-        return plan_message(rt, snap)
+        return plan_message(rt, snap, ahead if isinstance(ahead, Gates) else None)
 
     def due(
         self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
@@ -120,7 +126,7 @@ class MessageKind:
     ) -> Writes:
         writes = self._outcome_writes(claim, post, now)
         # What the claim reserved for the person's gates: recorded, given back or kept.
-        person = settled_fields(claim.subject, claim.delivery_id, post.outcome, now)
+        person = settled_fields(claim.subject, claim.delivery_id, post.outcome)
         if not person or claim.subject.user is None:
             return writes
         return writes._replace(others=((PEOPLE, claim.subject.user, person),))

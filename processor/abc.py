@@ -173,6 +173,11 @@ class ClaimPlan(Protocol[S_co]):
         """The fields naming the occurrence in a line about it."""
         ...
 
+    def landed(self, results: Sequence[Any]) -> None:
+        """The claim's batch landed; `results`: its writes' results, in batch order (what
+        the kind carries forward for the rest of the pass)."""
+        ...
+
 
 class Kind(Protocol[S]):
     """A kind of send: its collection and rules. Implementations: the scheduled messages'
@@ -201,9 +206,16 @@ class Kind(Protocol[S]):
         """What the pass settles besides expired leases (documents no lease query finds)."""
         ...
 
-    def plan(self, rt: Runtime, snap: Any) -> ClaimPlan[S] | Result:
+    def read_ahead(self, rt: Runtime, due: list[Any]) -> object:
+        """What the claims of a pass's due page read once, in one batch, before the first
+        claim (a message's gates: its person's document); None when they read nothing
+        ahead. A pass hands it to each `plan`."""
+        ...
+
+    def plan(self, rt: Runtime, snap: Any, ahead: object = None) -> ClaimPlan[S] | Result:
         """The claim of the occurrence a due document (as just read) is due for; a Result
-        when there is none to claim (the document settled here, or not due after all)."""
+        when there is none to claim (the document settled here, or not due after all).
+        `ahead`: what `read_ahead` read for the document's page (None: read what it needs)."""
         ...
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:

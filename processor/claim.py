@@ -39,12 +39,16 @@ from processor.outcome import Result
 
 
 def claim_occurrence(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
+    rt: Runtime,
+    kind: Kind[Any],
+    snap: Snapshot,
+    slots: tuple[Slot, ...] = (),
+    ahead: object = None,
 ) -> Claim[Any] | Result:
     """Claim the occurrence `snap` (a due document of `kind`, as just read) is due for; with
-    `slots`, take the channel's pacing slots in the same batch. A Result when nothing was
-    claimed."""
-    plan = kind.plan(rt, snap)
+    `slots`, take the channel's pacing slots in the same batch; `ahead`: what the pass read
+    for its page (Kind.read_ahead). A Result when nothing was claimed."""
+    plan = kind.plan(rt, snap, ahead)
     if isinstance(plan, Result):
         return plan
     return commit_claim(rt, kind, snap, plan, slots)
@@ -241,6 +245,7 @@ def _claimed(
     now: datetime,
 ) -> Claim[Any]:
     """This worker's claim, fenced on the update times its batch left."""
+    plan.landed(results)
     return Claim(
         kind,
         plan.subject(entry),

@@ -67,12 +67,17 @@ class Sent:
 
 
 def claim_and_send(
-    kind: Kind[Any], rt: Runtime, snap: Snapshot, slots: tuple[Slot, ...] = ()
+    kind: Kind[Any],
+    rt: Runtime,
+    snap: Snapshot,
+    slots: tuple[Slot, ...] = (),
+    *,
+    ahead: object = None,
 ) -> Result | Sent:
     """The first half of `deliver_one`, for a pass that records many sends at once
     (`record_sends`); a Result when nothing was claimed. With `slots`, the claim takes the
-    channel's pacing slots too."""
-    claim = claim_occurrence(rt, kind, snap, slots)
+    channel's pacing slots too; `ahead`: what the pass read for its page (Kind.read_ahead)."""
+    claim = claim_occurrence(rt, kind, snap, slots, ahead)
     if not isinstance(claim, Claim):
         return claim
     post = send(rt, claim)

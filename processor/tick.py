@@ -65,12 +65,14 @@ def _deliver_due(rt: Runtime, kind: Kind[Any], counts: Counter[str]) -> int:
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
     _paced_from_slots(slots, pacer, due, rt)
+    page = due.messages[: rt.settings.tick_limit]
+    ahead = kind.read_ahead(rt, page)  # one batched read for the page's claims
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
-        dispatcher = InProcess(rt, pool, slots, counts, partial(claim_and_send, kind))
-        page = Page(
+        send = partial(claim_and_send, kind, ahead=ahead)
+        dispatcher = InProcess(rt, pool, slots, counts, send)
+        Page(
             rt, dispatcher, pacer, counts, parallel=PARALLEL_POSTS, collection=kind.collection
-        )
-        page.deliver(lanes(due.messages[: rt.settings.tick_limit]))
+        ).deliver(lanes(page))
     return due.read
 
 

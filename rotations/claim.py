@@ -152,6 +152,9 @@ class DayPlan:
     def log_fields(self) -> dict[str, Any]:
         return {LedgerField.OCCURRENCE_DATE.value: self.turn.day.isoformat()}
 
+    def landed(self, results: Sequence[Any]) -> None:
+        pass  # nothing carried forward
+
 
 def _rollback_of(data: dict[str, Any]) -> Rollback:
     return Rollback(

@@ -96,7 +96,12 @@ class RotationDayKind:
     noun = "a claimed rotation day"
     summary_key: str | None = "rotations"
 
-    def plan(self, rt: Runtime, snap: Snapshot) -> ClaimPlan[DayTurn] | Result:
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> object:
+        return None
+
+    def plan(
+        self, rt: Runtime, snap: Snapshot, ahead: object = None
+    ) -> ClaimPlan[DayTurn] | Result:
         from rotations.claim import plan_day  # it plans the claims of this kind
 
         return plan_day(rt, snap)

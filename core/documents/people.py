@@ -1,7 +1,8 @@
-"""`people/{user id}` (our addition to CONTRACT.md): what the gates keep per person, so that a
-claim reads one small document instead of querying history. Written only by the processor:
-reserved in a claim's own commit (under the version the claim read), and updated or given back
-in the finalize of that send (messages.gates)."""
+"""`people/{user id}` (our addition to CONTRACT.md): what the gates read per person, so that a
+claim reads one small document instead of querying history. Written by the processor
+(reserved in a claim's own commit, under the version the claim read; given back in the
+finalize of a send that never reached Slack: messages.gates) and by `PUT /preferences`
+(the person's opt-outs, beside `preferences/{user}`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from dataclasses import dataclass
 
 
 class PersonField(enum.StrEnum):
-    # The last quiet-window message delivered to this person (the window runs from it).
-    QUIET_SENT_AT = "quiet_sent_at"
-    # Quiet-window sends claimed and not yet settled: {delivery id: claimed at}. Each one
-    # holds the window as a send would, until its finalize records or gives it back.
-    QUIET_HELD = "quiet_held"
+    # The categories this person opted out of: `preferences/{user}.opted_out`, as the API
+    # last wrote it (in the same batch), so that the gates read one document per person.
+    OPTED_OUT = "opted_out"
+    # Quiet-window sends claimed and not given back, delivered or not settled yet:
+    # {delivery id: claimed at}, the latest few. The window runs from the latest.
+    QUIET_SENDS = "quiet_sends"
     # Daily caps: {category id: {local YYYY-MM-DD: [delivery ids counted that day]}}. A list
     # of ids, not a number: giving one back twice, or one never reserved, changes nothing.
     CAPS = "caps"

@@ -171,7 +171,7 @@ def test_ids_with_dots_are_recorded_and_given_back_whole(rt, db, slack):
     run_pass(rt)
 
     person = person_doc(db)
-    assert person["quiet_held"] == {}
+    assert list(person["quiet_sends"]) == [message_delivery_id(sent, when)]  # failed: given back
     assert person["caps"] == {"team.nudges": {DAY: [message_delivery_id(sent, when)]}}
     assert (
         ledger(db)[message_delivery_id(failed, T0 + timedelta(hours=2, microseconds=500_000))][

@@ -87,8 +87,8 @@ def test_two_nudges_due_the_same_minute_send_one_and_skip_the_other(rt, db, slac
     assert (entry(db, other)["status"], entry(db, other)["reason"]) == ("skipped", "quiet_window")
     assert message(db, other)["status"] == "skipped"
     assert summary["sent"] == 1 and summary["skipped"] == 1
-    person = person_doc(db)
-    assert T0 <= person["quiet_sent_at"] <= rt.clock.now() and person["quiet_held"] == {}
+    # The window runs from the sent one's claim; the skipped one reserved nothing.
+    assert person_doc(db)["quiet_sends"] == {post.delivery_id: T0}  # claimed at T0
 
 
 def test_the_quiet_window_closes_after_its_hours(rt, db, slack):
@@ -142,7 +142,10 @@ def test_a_reminder_does_not_open_a_window(rt, db, slack):
 
     assert len(slack.posts()) == 2
     assert entry(db, nudge, T0 + timedelta(minutes=1))["status"] == "sent"
-    assert "quiet_sent_at" in person_doc(db)  # the nudge opened it, the reminder did not
+    # The nudge opened a window, the reminder did not.
+    assert list(person_doc(db)["quiet_sends"]) == [
+        message_delivery_id(nudge, T0 + timedelta(minutes=1))
+    ]
 
 
 @pytest.mark.parametrize("quiet", [0, 48])
@@ -188,7 +191,8 @@ def test_two_workers_claiming_two_nudges_to_one_person_at_once_send_one(settings
             ("sent", None),
             ("skipped", "quiet_window"),
         ]
-        assert person_doc(db, user)["quiet_held"] == {}
+        [sent] = [i for i in ids if i in slack.delivery_ids()]
+        assert list(person_doc(db, user)["quiet_sends"]) == [sent]
 
 
 def test_the_dry_run_reports_each_gate_and_agrees_with_the_real_send(rt, db, slack):
@@ -196,7 +200,9 @@ def test_the_dry_run_reports_each_gate_and_agrees_with_the_real_send(rt, db, sla
     seed_category(db, "digest", daily_cap=1)
     seed_category(db, "security", opt_out_allowed=False)
     opt_out(db, "U0OUT", "nudges", "security")
-    db.collection(PEOPLE).document("U0QUIET").set({"quiet_sent_at": T0 - timedelta(hours=1)})
+    db.collection(PEOPLE).document("U0QUIET").set(
+        {"quiet_sends": {"m:a:b": T0 - timedelta(hours=1)}}
+    )
     seeded = [
         to_person(db, "nudges", "U0OUT"),  # opted out
         to_person(db, "security", "U0OUT"),  # must-read: sent
