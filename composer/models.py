@@ -77,7 +77,7 @@ class MessageDraft(_Body):
 
     channel: str | None = None
     user: str | None = None
-    # A `categories` id: a message to a person then passes their gates (messages.gates).
+    # A `categories` id: a message to a person then passes their gates (processor.gates).
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
     text: str
     timezone: str = "UTC"

@@ -7,7 +7,7 @@ document is still listed, with the contract's defaults for what is missing or ma
 WARNING naming the fields; a malformed `opt_out_allowed` counts as `false`, so that nobody can
 opt out of what may be a must-read category. A `PUT` replaces the person's whole list; the
 last write wins (no version: one person edits their own list, and each write is complete).
-The list is written on `people/{user}` too, where the gates read it (messages.gates).
+The list is written on `people/{user}` too, where the gates read it (processor.gates).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from core.runtime import Runtime
 from core.schedule import upcoming
 from formatting.buttons import with_actions
 from formatting.slack_text import to_slack
-from messages.gates import held_back, read_gates
+from processor.gates import held_back, read_gates
 
 DRAFT_ID = "draft"  # a draft's stand-in message id (its occurrences' delivery ids)
 PREVIEW_DELIVERY = "preview"
@@ -66,7 +66,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
 
 
 def _gates(rt: Runtime, draft: MessageDraft, occurrences: list[Any]) -> list[str | None]:
-    """Per occurrence, the gate that would hold it back (messages.gates.held_back, the
+    """Per occurrence, the gate that would hold it back (processor.gates.held_back, the
     claim's own function, on the documents it would read), each claim run at its occurrence
     and the sends before it played forward as their claims would reserve them."""
     if draft.user is None or draft.category is None:

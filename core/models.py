@@ -104,7 +104,7 @@ class Message:
     # One-offs only: not sent after this instant (the message ends `failed`, code `expired`).
     expires_at: datetime | None = None
     user: str | None = None  # a person's Slack user id: the message is their DM
-    category: str | None = None  # a `categories` id: the person's gates apply (messages.gates)
+    category: str | None = None  # a `categories` id: the person's gates apply (processor.gates)
     # What the claim of the occurrence being sent reserved for it on the person's document.
     holds: Holds = NO_HOLDS
     actions: tuple[Action, ...] = ()  # its buttons' catalog (core.actions)

@@ -5,20 +5,28 @@ and its ledger entry `deliveries/e:<sha256 of key>` in one batch, so the first c
 the send and every other caller's create fails. A later claim is a retry of a released send
 (rate limited, or proven absent by reconciliation), made by a pass through the same ledger
 entry; the event then names the DM its first claim opened, so nothing is opened again.
+
+An event to a person with a `category` passes their gates (processor.gates) in every claim,
+as a scheduled message does: held back, it ends `skipped` with the reason and nothing is
+posted; passed, its claim reserves what the gates count (the daily cap counts an event on
+its UTC day) in the claim's own batch, and its outcome records or gives that back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
+from core import logs
 from core.documents.deliveries import (
     LedgerField,
     LedgerKind,
+    LedgerReason,
     LedgerStatus,
     LedgerWrite,
     Occurrence,
@@ -26,12 +34,14 @@ from core.documents.deliveries import (
 )
 from core.documents.events import EventField, EventStatus, EventWrite
 from core.documents.leases import Lease
+from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
 from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from events.model import Event
 from processor.abc import Kind, Missed
+from processor.gates import Gates, Reservation, gated, held_back, read_gates, reservation
 from processor.outcome import Result
 from processor.reject import reject
 
@@ -39,12 +49,16 @@ from processor.reject import reject
 _SETTLED: dict[str, EventStatus] = {
     LedgerStatus.SENT: EventStatus.SENT,
     LedgerStatus.UNCONFIRMED: EventStatus.UNCONFIRMED,
-    LedgerStatus.SKIPPED: EventStatus.FAILED,
+    LedgerStatus.SKIPPED: EventStatus.SKIPPED,
 }
 
 
-def plan_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot) -> EventPlan | Result:
-    """The claim of a released event that is due again; a Result when there is none."""
+def plan_retry(
+    rt: Runtime, kind: Kind[Event], snap: Snapshot, ahead: object = None
+) -> EventPlan | Result:
+    """The claim of a released event that is due again; a Result when there is none (held
+    back by the person's gates on this retry: `skipped`). `ahead`: the pass's read of the
+    gates (None: read here)."""
     data = snap.to_dict() or {}
     due = data.get(EventField.NEXT_RUN_AT)
     waiting = data.get(EventField.STATUS) == EventStatus.PENDING
@@ -55,7 +69,55 @@ def plan_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot) -> EventPlan | Re
     except DocumentError as exc:
         detail = f"cannot be sent as stored: {exc.message}"
         return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail)
-    return EventPlan.of(rt, event)
+    plan = EventPlan.of(rt, event)
+    if not gated(event):
+        return plan
+    gates = ahead if isinstance(ahead, Gates) and ahead.covers(event) else None
+    passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
+    if isinstance(passed, LedgerReason):
+        return _skip_retry(rt, snap, plan, passed)
+    return passed
+
+
+def passed_gates(plan: EventPlan, gates: Gates, now: datetime) -> EventPlan | LedgerReason:
+    """The plan with what its claim reserves, or the gate that holds the event back."""
+    event, delivery_id = plan.event, plan.ledger_ref.id
+    reason = held_back(event, event.created_at, delivery_id, gates.docs(event), now)
+    if reason is not None:
+        return LedgerReason(reason)
+    holds, held = reservation(gates, event, event.created_at, delivery_id, now)
+    return replace(plan, event=replace(event, holds=holds), reservation=held)
+
+
+def _skip_retry(rt: Runtime, snap: Snapshot, plan: EventPlan, reason: LedgerReason) -> Result:
+    """A released event held back on its retry: the event and its entry end `skipped`, in one
+    batch under the event's version read."""
+    now = rt.clock.now()
+    batch = rt.db.batch()
+    skipped = EventWrite(status=EventStatus.SKIPPED, next_run_at=DELETE).stamped(now)
+    option = rt.db.write_option(last_update_time=snap.update_time)
+    batch.update(snap.reference, skipped.to_document(), option=option)
+    entry = LedgerWrite(status=LedgerStatus.SKIPPED, reason=reason, skipped_at=now)
+    batch.update(plan.ledger_ref, entry.to_document())
+    try:
+        batch.commit()
+    except FailedPrecondition:
+        return Result.DUPLICATE
+    log_skipped(plan.event, plan.ledger_ref.id, reason)
+    return Result.SKIPPED
+
+
+def log_skipped(event: Event, delivery_id: str, reason: LedgerReason) -> None:
+    logs.info(
+        "event held back by a gate; not sent",
+        event_id=event.id,
+        event_key=event.key,
+        delivery_id=delivery_id,
+        user=event.user,
+        category=event.category,
+        reason=reason.value,
+        status=LedgerStatus.SKIPPED.value,
+    )
 
 
 @dataclass(frozen=True)
@@ -67,6 +129,7 @@ class EventPlan:
     ledger_ref: firestore.DocumentReference
     worker_id: str
     missed: Sequence[Missed] = ()
+    reservation: Reservation | None = None  # the person's gates' (processor.gates.reserve)
 
     @classmethod
     def of(cls, rt: Runtime, event: Event) -> EventPlan:
@@ -85,7 +148,8 @@ class EventPlan:
         return new_entry(identity, self.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        return LedgerWrite()
+        holds = self.event.holds  # what it reserved, for its finalize or reconciliation
+        return LedgerWrite(gates=holds.to_document() if holds else UNSET)
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
@@ -107,7 +171,8 @@ class EventPlan:
         return self.event
 
     def alongside(self, batch: firestore.WriteBatch) -> None:
-        pass
+        if self.reservation is not None:  # last in the batch (see landed)
+            self.reservation.write(batch)
 
     def log(self, missed: Sequence[Missed]) -> None:
         pass
@@ -116,4 +181,5 @@ class EventPlan:
         return {LedgerField.OCCURRENCE_AT.value: self.event.created_at}
 
     def landed(self, results: Sequence[Any]) -> None:
-        pass
+        if self.reservation is not None:
+            self.reservation.landed(results[-1].update_time)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,12 +23,13 @@ from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, Led
 from core.documents.errors import StoredError
 from core.documents.events import EventField, EventStatus, EventWrite
 from core.documents.leases import LEASE, LeaseField, lease_of
+from core.documents.people import Holds
 from core.documents.write import DELETE
 from core.errors import DocumentError
 from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import EVENTS, Snapshot, due_events, expired_event_leases
+from core.store import EVENTS, PEOPLE, Snapshot, due_events, expired_event_leases
 from events.claim import plan_retry
 from events.model import Event
 from formatting.slack_text import SlackMessage, to_slack
@@ -42,6 +44,7 @@ from processor.abc import (
     Settle,
     Writes,
 )
+from processor.gates import Gates, read_gates, settled_fields
 from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
@@ -57,11 +60,12 @@ class EventKind:
     noun = "a sending event"
     summary_key: str | None = None
 
-    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> object:
-        return None
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
+        """The gates' documents of the page's events to people, in one batched read."""
+        return read_gates(rt.db, [snap.to_dict() or {} for snap in due])
 
     def plan(self, rt: Runtime, snap: Snapshot, ahead: object = None) -> ClaimPlan[Event] | Result:
-        return plan_retry(rt, self, snap)
+        return plan_retry(rt, self, snap, ahead)
 
     def due(
         self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
@@ -101,7 +105,8 @@ class EventKind:
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
     ) -> Event:
-        return Event.from_document(subject_id, data)
+        holds = Holds.from_document(entry.get(LedgerField.GATES))
+        return replace(Event.from_document(subject_id, data), holds=holds)
 
     def channel(self, claim: Claim[Event]) -> str:
         return claim.subject.channel
@@ -112,6 +117,14 @@ class EventKind:
     def outcome_writes(
         self, claim: Claim[Event], post: PostResult, now: datetime, max_attempts: int
     ) -> Writes:
+        writes = self._outcome_writes(claim, post, now)
+        # What the claim reserved for the person's gates: given back, or kept.
+        person = settled_fields(claim.subject, claim.delivery_id, post.outcome)
+        if not person or claim.subject.user is None:
+            return writes
+        return writes._replace(others=((PEOPLE, claim.subject.user, person),))
+
+    def _outcome_writes(self, claim: Claim[Event], post: PostResult, now: datetime) -> Writes:
         error = StoredError(post.code, post.detail, now)
         if post.outcome is Outcome.DELIVERED:
             assert post.ts is not None

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from core.documents.events import EventField
+from core.documents.people import NO_HOLDS, Holds
 from core.errors import DocumentError
 from core.models import CHANNEL_ID
 
@@ -22,16 +23,31 @@ class Event:
     text: str
     created_at: datetime
     user: str | None = None
+    category: str | None = None  # a `categories` id: the person's gates apply (processor.gates)
+    holds: Holds = NO_HOLDS  # what its claim reserved on the person's gates
+
+    @property
+    def timezone(self) -> str:
+        """Whose local days a daily cap counts an event on: an event has no timezone; UTC."""
+        return "UTC"
 
     @classmethod
     def from_document(cls, doc_id: str, data: dict[str, Any]) -> Event:
         key, text = data.get(EventField.KEY), data.get(EventField.TEXT)
         channel, created = data.get(EventField.CHANNEL), data.get(EventField.CREATED_AT)
-        user = data.get(EventField.USER)
+        user, category = data.get(EventField.USER), data.get(EventField.CATEGORY)
         if not isinstance(key, str) or not isinstance(text, str) or not text.strip():
             raise DocumentError("invalid_event", "an event needs its key and a text")
         if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
         if not isinstance(created, datetime):
             raise DocumentError("invalid_event", "an event needs its created_at")
-        return cls(doc_id, key, channel, text, created, user if isinstance(user, str) else None)
+        return cls(
+            doc_id,
+            key,
+            channel,
+            text,
+            created,
+            user if isinstance(user, str) else None,
+            category if isinstance(category, str) else None,
+        )

@@ -6,21 +6,30 @@ The claim is the `create()` of the ledger entry `deliveries/e:<sha256 of key>` t
 with the event `events/<sha256 of key>` (processor.claim.claim_new): Firestore lets exactly
 one such batch land. The send and its record are the pipeline's (processor.deliver.send,
 processor.finalize), so a caller that dies after its claim leaves a lease that
-reconciliation settles as for any send (events.kind). A message to a person opens their DM
-first (as messages.claim does), so the claim's ledger entry names the DM whose history
-reconciliation reads.
+reconciliation settles as for any send (events.kind). A message to a person passes their
+gates first (events.claim.passed_gates: held back, the event ends `skipped` with the reason
+and nothing is posted), then opens their DM (as messages.claim does), so the claim's ledger
+entry names the DM whose history reconciliation reads.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists
 from google.cloud import firestore
 
 from core import logs
-from core.documents.deliveries import LedgerKind, LedgerStatus, LedgerWrite, Occurrence, new_entry
+from core.documents.deliveries import (
+    LedgerKind,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+    Occurrence,
+    new_entry,
+)
 from core.documents.errors import StoredError
 from core.documents.events import EventField, EventStatus, EventWrite
 from core.documents.write import INCREMENT
@@ -30,7 +39,7 @@ from core.runtime import Runtime
 from core.shards import shard_of
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, EVENTS
-from events.claim import EventPlan
+from events.claim import EventPlan, log_skipped, passed_gates
 from events.kind import EVENT_KIND
 from events.model import Event
 from processor.abc import Claim
@@ -38,6 +47,8 @@ from processor.claim import claim_new
 from processor.deliver import report_outcome, send
 from processor.escalate import escalate
 from processor.finalize import finalize
+from processor.gates import gated, read_gates
+from processor.outcome import Result
 
 # The answer's `status` for each stored status: released and ambiguous sends are
 # `sending` (unresolved) until a pass or reconciliation settles them.
@@ -47,7 +58,10 @@ _ANSWERED: dict[str, str] = {
     EventStatus.SENT: "sent",
     EventStatus.FAILED: "failed",
     EventStatus.UNCONFIRMED: "unconfirmed",
+    EventStatus.SKIPPED: "skipped",
 }
+# Claims tried in one request while the person's gates document keeps changing under them.
+_GATE_TRIES = 3
 
 
 def _answered(stored: Any) -> str:
@@ -63,6 +77,12 @@ class EventDraft:
     channel: str | None = None
     user: str | None = None
     category: str | None = None
+
+    def as_event(self, event_id: str, now: datetime) -> Event:
+        """The event its first claim sends (posting to `channel`, or to the person's DM once
+        it is opened)."""
+        channel = self.channel or ""
+        return Event(event_id, self.key, channel, self.text, now, self.user, self.category)
 
 
 @dataclass(frozen=True)
@@ -80,18 +100,38 @@ def notify(rt: Runtime, draft: EventDraft) -> Notified:
     ref = rt.db.collection(EVENTS).document(event_id(draft.key))
     if ref.get().exists:  # the common duplicate: no Slack call, no claim attempt
         return _duplicate(rt, ref)
-    channel = draft.channel
+    for _ in range(_GATE_TRIES):
+        notified = _claim_and_send(rt, ref, draft)
+        if notified is not None:
+            return notified
+    raise Unavailable(
+        f"the gates of {draft.user} changed under every claim; nothing was sent, "
+        "try again with the same key"
+    )
+
+
+def _claim_and_send(
+    rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft
+) -> Notified | None:
+    """The first caller's claim, send and record; None when the person's gates document
+    changed between their read and the claim (nothing claimed: try again)."""
+    now = rt.clock.now()
+    event = draft.as_event(ref.id, now)
+    plan = EventPlan.of(rt, event)
+    if gated(event):
+        passed = passed_gates(plan, read_gates(rt.db, [event]), now)
+        if isinstance(passed, LedgerReason):
+            return _skipped(rt, ref, draft, event, passed)
+        plan = passed
     if draft.user is not None:
         opened = rt.slack.open_dm(draft.user)
         if isinstance(opened, PostResult):
             return _not_opened(rt, ref, draft, opened)
-        channel = opened
-    assert channel is not None
-    now = rt.clock.now()
-    event = Event(ref.id, draft.key, channel, draft.text, now, draft.user)
-    claim = claim_new(
-        rt, EVENT_KIND, ref, _fields(rt, ref, draft, channel), EventPlan.of(rt, event)
-    )
+        plan = replace(plan, event=replace(plan.event, channel=opened))
+    fields = _fields(rt, ref, draft, plan.event.channel)
+    claim = claim_new(rt, EVENT_KIND, ref, fields, plan)
+    if claim is Result.RELEASED:
+        return None
     if not isinstance(claim, Claim):
         return _duplicate(rt, ref)  # a concurrent caller's claim landed first
     post = send(rt, claim)  # pragma: SYNCPOINT event_claimed
@@ -147,18 +187,9 @@ def _not_opened(
         raise Unavailable(f"{detail}; nothing was claimed or sent, try again with the same key")
     now = rt.clock.now()
     error = StoredError(opened.code or "dm_not_opened", detail, now)
-    failed = EventWrite(
-        status=EventStatus.FAILED, last_error=error, attempts=0, updated_at=now, version=1
-    )
-    identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
-    entry = new_entry(identity, rt.worker_id, LedgerWrite(status=LedgerStatus.FAILED, error=error))
-    batch = rt.db.batch()
-    fields = _fields(rt, ref, draft, None)
-    batch.create(ref, fields | failed.to_document())
-    batch.create(rt.db.collection(DELIVERIES).document(event_delivery_id(ref.id)), entry)
-    try:
-        batch.commit()
-    except AlreadyExists:
+    event = EventWrite(status=EventStatus.FAILED, last_error=error)
+    ledger = LedgerWrite(status=LedgerStatus.FAILED, error=error)
+    if not _record_unsent(rt, ref, draft, event, ledger):
         return _duplicate(rt, ref)
     escalate(
         rt,
@@ -171,3 +202,51 @@ def _not_opened(
         user=draft.user,
     )
     return Notified(event_delivery_id(ref.id), False, "failed")
+
+
+def _skipped(
+    rt: Runtime,
+    ref: firestore.DocumentReference,
+    draft: EventDraft,
+    event: Event,
+    reason: LedgerReason,
+) -> Notified:
+    """A person's gate held the event back: the first caller records it `skipped` with the
+    reason, nothing posted, and later callers are told so."""
+    now = rt.clock.now()
+    skipped = EventWrite(status=EventStatus.SKIPPED)
+    ledger = LedgerWrite(status=LedgerStatus.SKIPPED, reason=reason, skipped_at=now)
+    if not _record_unsent(rt, ref, draft, skipped, ledger):
+        return _duplicate(rt, ref)
+    delivery_id = event_delivery_id(ref.id)
+    log_skipped(
+        event,
+        delivery_id,
+        reason,
+    )
+    return Notified(delivery_id, False, "skipped")
+
+
+def _record_unsent(
+    rt: Runtime,
+    ref: firestore.DocumentReference,
+    draft: EventDraft,
+    event: EventWrite,
+    ledger: LedgerWrite,
+) -> bool:
+    """The first caller's record of an event never sent: the event and its ledger entry
+    created in one batch; False when another caller's landed first."""
+    now = rt.clock.now()
+    stored = replace(event, attempts=0, updated_at=now, version=1)
+    identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
+    batch = rt.db.batch()
+    batch.create(ref, _fields(rt, ref, draft, None) | stored.to_document())
+    batch.create(
+        rt.db.collection(DELIVERIES).document(event_delivery_id(ref.id)),
+        new_entry(identity, rt.worker_id, ledger),
+    )
+    try:
+        batch.commit()
+    except AlreadyExists:
+        return False
+    return True

@@ -47,13 +47,13 @@ from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
-from messages.gates import Gates, PersonRead, held_back, read_gates, reserve
 from messages.kind import MESSAGE_KIND
 from messages.missed import counted, log_missed, missed_records, skip_missed
 from messages.skip_gated import skip_gated
 from processor.abc import Missed
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
+from processor.gates import Gates, Reservation, held_back, read_gates, reservation
 from processor.ledger_entries import message_entry
 from processor.outcome import Result
 from processor.reject import reject
@@ -130,7 +130,7 @@ def _plan_to_person(
     missed: list[Missed],
     gates: Gates,
 ) -> MessagePlan | Result:
-    """The claim of a message to a person: their gates first (messages.gates: a held-back
+    """The claim of a message to a person: their gates first (processor.gates: a held-back
     occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
     opened; the plan carries what the send reserves on their `people` document."""
     now = rt.clock.now()
@@ -143,32 +143,8 @@ def _plan_to_person(
     opened = _open_dm(rt, snap, message, occurrence)
     if isinstance(opened, Result):
         return opened
-    holds, fields = reserve(opened, occurrence, plan.ledger_ref.id, docs, now)
-    reservation = None
-    if fields and docs.read is not None and opened.user is not None:
-        reservation = Reservation(gates, opened.user, docs.read, fields)
-    return replace(plan, message=replace(opened, holds=holds), reservation=reservation)
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """What a claim reserves for the person's gates (messages.gates.reserve): the fields of
-    their `people` document as the claim leaves them, written under the version the gates
-    read (`read`; none: the document did not exist, and is created). A claim that raced
-    another's reservation fails its whole batch, and is planned again against it on the next
-    pass; one that lands is carried forward on `gates` for the rest of the pass."""
-
-    gates: Gates
-    user: str
-    read: PersonRead
-    fields: dict[str, Any]
-
-    def write(self, batch: firestore.WriteBatch) -> None:
-        if self.read.version is None:
-            batch.create(self.read.ref, self.fields)
-        else:
-            option = firestore.Client.write_option(last_update_time=self.read.version)
-            batch.update(self.read.ref, self.fields, option=option)
+    holds, held = reservation(gates, opened, occurrence, plan.ledger_ref.id, now)
+    return replace(plan, message=replace(opened, holds=holds), reservation=held)
 
 
 def _open_dm(
@@ -206,7 +182,7 @@ class MessagePlan:
     ledger_ref: firestore.DocumentReference
     missed: Sequence[Missed]
     worker_id: str
-    # The person's gates' reservation (messages.gates.reserve): their `people` document as
+    # The person's gates' reservation (processor.gates.reserve): their `people` document as
     # read, and its fields as the claim leaves them; written in the claim's own batch.
     reservation: Reservation | None = None
 
@@ -262,9 +238,8 @@ class MessagePlan:
             self.reservation.write(batch)
 
     def landed(self, results: Sequence[Any]) -> None:
-        held = self.reservation
-        if held is not None:
-            held.gates.carry(held.user, held.fields, results[-1].update_time)
+        if self.reservation is not None:
+            self.reservation.landed(results[-1].update_time)
 
     def log(self, missed: Sequence[Missed]) -> None:
         log_missed(self.message, missed)

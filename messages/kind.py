@@ -31,7 +31,6 @@ from core.store import MESSAGES, PEOPLE, Snapshot, due_messages, expired_leases
 from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
-from messages.gates import Gates, read_gates, settled_fields
 from messages.settle import message_settle_writes
 from processor.abc import (
     Claim,
@@ -43,6 +42,7 @@ from processor.abc import (
     Settle,
     Writes,
 )
+from processor.gates import Gates, read_gates, settled_fields
 from processor.outcome import Result
 
 _DELIVERED = {

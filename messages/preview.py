@@ -1,5 +1,5 @@
 """What a pass would post for due messages, from the same rendering the send uses: the dry
-run's previews, each with the gate that would hold it back (`held_back`: messages.gates, the
+run's previews, each with the gate that would hold it back (`held_back`: processor.gates, the
 function the claim runs, on the same documents, played forward in due order as the pass's
 claims would reserve them). Reads only: the due page, then one batched read of the gates'
 documents and the planned occurrences' ledger entries."""
@@ -17,7 +17,7 @@ from core.runtime import Runtime
 from core.store import DELIVERIES
 from formatting.slack_text import to_slack
 from messages.claim import planned_occurrence
-from messages.gates import held_back, read_gates
+from processor.gates import held_back, read_gates
 
 
 def preview_messages(rt: Runtime, due: list[Any], now: datetime) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""An occurrence a person's gate held back (messages.gates): its ledger entry is written
+"""An occurrence a person's gate held back (processor.gates): its ledger entry is written
 `skipped` with the gate's `reason`, nothing is posted, and the message moves on (a series to
 its next occurrence, a one-off ends `skipped`), in one batch under the version read, with
 the claim's missed records. One log line."""

@@ -60,7 +60,7 @@ class Writes(NamedTuple):
     ledger: LedgerWrite
     result: Result
     # Other documents the same commit merges into, unconditioned: (collection, id, fields).
-    # A kind's bookkeeping beside the send (a person's gates, messages.gates).
+    # A kind's bookkeeping beside the send (a person's gates, processor.gates).
     others: tuple[tuple[str, str, dict[str, Any]], ...] = ()
 
 

@@ -95,18 +95,25 @@ def claim_new(
 ) -> Claim[Any] | Result:
     """Claim an occurrence whose subject the claim itself creates (a notify-once event, by
     its first caller): the `create()` of the subject (`fields` and the claim's lease) and of
-    the ledger entry in one batch. The first caller's lands; any other's fails whole on
-    AlreadyExists (Result.DUPLICATE): nothing is claimed, nothing is sent."""
+    the ledger entry in one batch, with the plan's own writes. The first caller's lands; any
+    other's fails whole on AlreadyExists (Result.DUPLICATE): nothing is claimed, nothing is
+    sent. A plan's own write that failed (a person's gates document changed or was created
+    since it was read) fails it whole too (Result.RELEASED: nothing claimed; plan again)."""
     now = rt.clock.now()
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     claimed = replace(plan.claimed(rt.worker_id, expires_at, 1, ()), updated_at=now, version=1)
     batch = rt.db.batch()
     batch.create(subject, fields | claimed.to_document())
     batch.create(plan.ledger_ref, plan.new_entry() | _claim_entry(rt, plan, now, expires_at, 1))
+    plan.alongside(batch)
     try:
         results = batch.commit()  # pragma: SYNCPOINT claim_new
     except AlreadyExists:
-        return Result.DUPLICATE
+        # Another caller's subject, or a plan's document created meanwhile (plan again).
+        return Result.DUPLICATE if subject.get().exists else Result.RELEASED
+    except FailedPrecondition:
+        return Result.RELEASED
+    plan.landed(results)
     return Claim(
         kind,
         plan.subject(None),

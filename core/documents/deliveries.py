@@ -36,7 +36,7 @@ class LedgerReason(enum.StrEnum):
     EVERYONE_SKIPPED = "everyone_skipped"  # every member of a rotation was out that day
     CANCELLED = "cancelled"  # a released occurrence whose message was cancelled
     RESCHEDULED = "rescheduled"  # a released occurrence whose message was moved
-    # A person's gates (messages.gates), in the order they run:
+    # A person's gates (processor.gates), in the order they run:
     OPTED_OUT = "opted_out"  # the person opted out of the message's category
     QUIET_WINDOW = "quiet_window"  # within the quiet window of another message to them
     DAILY_CAP = "daily_cap"  # the category's daily cap for them was reached that local day

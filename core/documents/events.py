@@ -21,6 +21,7 @@ class EventStatus(enum.StrEnum):
     SENT = "sent"
     FAILED = "failed"
     UNCONFIRMED = "unconfirmed"  # outcome unverifiable, policy forbids resending
+    SKIPPED = "skipped"  # a person's gate held it back (processor.gates): nothing posted
 
 
 class EventField(enum.StrEnum):

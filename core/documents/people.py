@@ -1,7 +1,7 @@
 """`people/{user id}` (our addition to CONTRACT.md): what the gates read per person, so that a
 claim reads one small document instead of querying history. Written by the processor
 (reserved in a claim's own commit, under the version the claim read; given back in the
-finalize of a send that never reached Slack: messages.gates) and by `PUT /preferences`
+finalize of a send that never reached Slack: processor.gates) and by `PUT /preferences`
 (the person's opt-outs, beside `preferences/{user}`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Daily caps (messages.gates): per person, per category, per local day of the message's
+"""Daily caps (processor.gates): per person, per category, per local day of the message's
 timezone, reserved in the claim's own commit; given back only when the send provably never
 reached Slack (a definitive error, or reconciliation that found it absent), never on an
 ambiguous outcome; and through a worker killed at each crash point, never exceeded and never

@@ -1,4 +1,4 @@
-"""What the gates read in a pass (messages.gates): each person's `people` document once, in
+"""What the gates read in a pass (processor.gates): each person's `people` document once, in
 one batched read for the whole due page, with each claim's reservation carried forward to
 the person's next claim in the same pass."""
 

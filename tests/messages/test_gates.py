@@ -1,4 +1,4 @@
-"""A person's gates, in the claim (messages.gates): opted out, quiet window, daily cap, in
+"""A person's gates, in the claim (processor.gates): opted out, quiet window, daily cap, in
 that order, after "already sent". A gated occurrence is a `skipped` ledger entry with its
 reason, nothing is posted, a series moves on and a one-off ends `skipped`."""
 

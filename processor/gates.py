@@ -1,10 +1,11 @@
-"""The gates of a message to a person (CONTRACT.md, "Messages to people and categories").
+"""The gates of a send to a person (CONTRACT.md, "Messages to people and categories"): a
+scheduled message's (messages.claim) or an event's (events.notify, events.claim).
 
 One function decides (`held_back`), in this order: already sent for this occurrence, opted
-out, quiet window, daily cap. It reads nothing and takes the time it is given: the claim
-(messages.claim), the dry run (messages.preview) and `POST /preview` (composer.preview) call
-it on the same documents (`Gates`), so a preview cannot check a gate the real send does not
-apply. A message with no `category` (or to a channel) passes every gate but the first.
+out, quiet window, daily cap. It reads nothing and takes the time it is given: the claims,
+the dry run (messages.preview) and `POST /preview` (composer.preview) call it on the same
+documents (`Gates`), so a preview cannot check a gate the real send does not apply. A send
+with no `category` (or to a channel) passes every gate but the first.
 
 What the gates read is one document per person, `people/{user}`, beside the categories: a
 pass reads them for its whole due page in one batched `get_all` (`read_gates`), and carries
@@ -36,7 +37,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from google.cloud import firestore
 
@@ -44,7 +45,6 @@ from core.documents.categories import CategoryField
 from core.documents.deliveries import LedgerReason, LedgerStatus
 from core.documents.messages import MessageField
 from core.documents.people import Holds, PersonField
-from core.models import Message
 from core.schedule import zone
 from core.slack import Outcome
 from core.store import CATEGORIES, PEOPLE, is_document_id
@@ -57,6 +57,23 @@ _CAP_DAYS_KEPT = 3
 # The latest quiet-window sends kept on the person's document: only the latest one not given
 # back decides the window, and a give-back removes its own.
 _QUIET_SENDS_KEPT = 8
+
+
+class Gated(Protocol):
+    """What the gates know of a send: to whom, of what category, on whose local days (the
+    daily cap's), and what its claim reserved (`holds`)."""
+
+    @property
+    def user(self) -> str | None: ...
+
+    @property
+    def category(self) -> str | None: ...
+
+    @property
+    def timezone(self) -> str: ...
+
+    @property
+    def holds(self) -> Holds: ...
 
 
 @dataclass(frozen=True)
@@ -82,7 +99,7 @@ class GateDocs:
         return self.read.data if self.read is not None else {}
 
 
-def gated(message: Message) -> bool:
+def gated(message: Gated) -> bool:
     """Whether the person's gates apply (beyond "already sent"): a person and a category."""
     return message.user is not None and message.category is not None
 
@@ -98,13 +115,13 @@ class Gates:
         self._people = people
         self._lock = threading.Lock()
 
-    def covers(self, message: Message) -> bool:
+    def covers(self, message: Gated) -> bool:
         """Whether this read has what `message`'s gates need (a page's read covers its own)."""
         if not gated(message):
             return True
         return message.user in self._people and message.category in self._categories
 
-    def docs(self, message: Message) -> GateDocs:
+    def docs(self, message: Gated) -> GateDocs:
         if not gated(message) or message.category not in self._categories:
             return GateDocs()
         assert message.user is not None and message.category is not None
@@ -118,7 +135,7 @@ class Gates:
             self._people[user] = PersonRead(read.ref, read.data | fields, version)
 
     def assume_sent(
-        self, message: Message, occurrence_at: datetime, delivery_id: str, now: datetime
+        self, message: Gated, occurrence_at: datetime, delivery_id: str, now: datetime
     ) -> None:
         """Play a send forward: what its claim would reserve, as the next gates see it."""
         if message.user is None or message.user not in self._people:
@@ -129,7 +146,44 @@ class Gates:
             self._people[message.user] = PersonRead(read.ref, read.data | fields, read.version)
 
 
-def read_gates(db: firestore.Client, messages: Iterable[Message | Mapping[str, Any]]) -> Gates:
+@dataclass(frozen=True)
+class Reservation:
+    """What a claim reserves for the person's gates (`reserve`): the fields of their `people`
+    document as the claim leaves them, written in the claim's own batch under the version
+    the gates read (`read`; none: the document did not exist, and is created). A claim that
+    raced another's reservation fails its whole batch; one that lands is carried forward on
+    `gates` for the rest of the pass (`landed`)."""
+
+    gates: Gates
+    user: str
+    read: PersonRead
+    fields: dict[str, Any]
+
+    def write(self, batch: firestore.WriteBatch) -> None:
+        if self.read.version is None:
+            batch.create(self.read.ref, self.fields)
+        else:
+            option = firestore.Client.write_option(last_update_time=self.read.version)
+            batch.update(self.read.ref, self.fields, option=option)
+
+    def landed(self, version: Any) -> None:
+        """The claim's batch landed, leaving the person's document at `version`."""
+        self.gates.carry(self.user, self.fields, version)
+
+
+def reservation(
+    gates: Gates, send: Gated, occurrence_at: datetime, delivery_id: str, now: datetime
+) -> tuple[Holds, Reservation | None]:
+    """What a claim of `send` that passed the gates reserves: its Holds, and the write of
+    the person's document (None: nothing to reserve)."""
+    docs = gates.docs(send)
+    holds, fields = reserve(send, occurrence_at, delivery_id, docs, now)
+    if not fields or docs.read is None or send.user is None:
+        return holds, None
+    return holds, Reservation(gates, send.user, docs.read, fields)
+
+
+def read_gates(db: firestore.Client, messages: Iterable[Gated | Mapping[str, Any]]) -> Gates:
     """The gates' documents for `messages` (or due messages' stored fields): one batched
     read of each distinct category and person among them."""
     keys = [key for m in messages if (key := _gate_key(m)) is not None]
@@ -148,19 +202,19 @@ def read_gates(db: firestore.Client, messages: Iterable[Message | Mapping[str, A
     return Gates(found, people)
 
 
-def _gate_key(message: Message | Mapping[str, Any]) -> tuple[str, str] | None:
+def _gate_key(message: Gated | Mapping[str, Any]) -> tuple[str, str] | None:
     """(user, category) when the person's gates apply and can be read."""
-    if isinstance(message, Message):
-        user, category = message.user, message.category
-    else:
+    if isinstance(message, Mapping):  # a due message's or event's stored fields (same names)
         user, category = message.get(MessageField.USER), message.get(MessageField.CATEGORY)
+    else:
+        user, category = message.user, message.category
     if not isinstance(user, str) or not is_document_id(user) or not isinstance(category, str):
         return None
     return (user, category) if is_document_id(category) else None
 
 
 def held_back(
-    message: Message,
+    message: Gated,
     occurrence_at: datetime,
     delivery_id: str,
     docs: GateDocs,
@@ -191,7 +245,7 @@ def held_back(
 
 
 def reserve(
-    message: Message, occurrence_at: datetime, delivery_id: str, docs: GateDocs, now: datetime
+    message: Gated, occurrence_at: datetime, delivery_id: str, docs: GateDocs, now: datetime
 ) -> tuple[Holds, dict[str, Any]]:
     """What a claim that passed the gates reserves: its Holds, and the person document's
     fields to write in the claim's commit (empty: nothing to reserve)."""
@@ -216,7 +270,7 @@ def reserve(
     return Holds(quiet, cap_day), fields
 
 
-def settled_fields(message: Message, delivery_id: str, outcome: Outcome) -> dict[str, Any]:
+def settled_fields(message: Gated, delivery_id: str, outcome: Outcome) -> dict[str, Any]:
     """The person document's update (a merge) when the send's outcome is recorded: what its
     claim reserved (`message.holds`) given back when the outcome proves nothing reached
     Slack; nothing otherwise (delivered or ambiguous: both stay reserved)."""
@@ -233,7 +287,7 @@ def settled_fields(message: Message, delivery_id: str, outcome: Outcome) -> dict
     return fields
 
 
-def local_day(message: Message, occurrence_at: datetime) -> str:
+def local_day(message: Gated, occurrence_at: datetime) -> str:
     """The local day (the message's timezone) a daily cap counts an occurrence on."""
     return occurrence_at.astimezone(zone(message.timezone)).date().isoformat()
 
@@ -254,7 +308,7 @@ def _in_quiet_window(person: dict[str, Any], delivery_id: str, hours: float, now
     return any(now < at + window for at in claimed)
 
 
-def _day_ids(person: dict[str, Any], message: Message, occurrence_at: datetime) -> set[str]:
+def _day_ids(person: dict[str, Any], message: Gated, occurrence_at: datetime) -> set[str]:
     days = _map(_map(person.get(PersonField.CAPS)).get(message.category or ""))
     ids = days.get(local_day(message, occurrence_at))
     return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
