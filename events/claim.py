@@ -36,10 +36,10 @@ from core.documents.events import EventField, EventStatus, EventWrite
 from core.documents.leases import Lease
 from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
+from core.event import Event
 from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from events.model import Event
 from processor.abc import Kind, Missed
 from processor.gates import Gates, Reservation, gated, held_back, read_gates, reservation
 from processor.outcome import Result

@@ -26,12 +26,12 @@ from core.documents.leases import LEASE, LeaseField, lease_of
 from core.documents.people import Holds
 from core.documents.write import DELETE
 from core.errors import DocumentError
+from core.event import Event
 from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import EVENTS, PEOPLE, Snapshot, due_events, expired_event_leases
 from events.claim import plan_retry
-from events.model import Event
 from formatting.slack_text import SlackMessage, to_slack
 from processor.abc import (
     MARK_DELIVERED,

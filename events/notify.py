@@ -34,6 +34,7 @@ from core.documents.errors import StoredError
 from core.documents.events import EventField, EventStatus, EventWrite
 from core.documents.write import INCREMENT
 from core.errors import Unavailable
+from core.event import Event
 from core.models import event_delivery_id, event_id
 from core.runtime import Runtime
 from core.shards import shard_of
@@ -41,7 +42,6 @@ from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, EVENTS
 from events.claim import EventPlan, log_skipped, passed_gates
 from events.kind import EVENT_KIND
-from events.model import Event
 from processor.abc import Claim
 from processor.claim import claim_new
 from processor.deliver import report_outcome, send

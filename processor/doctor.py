@@ -2,21 +2,22 @@
 
     python -m targets.operator doctor [--fix] [--json]
 
-It reads every `scheduled_messages` and `rotations` document and reports each one that no
-pass will ever send as it is stored: a status the processor does not know, a missing or
-non-timestamp `next_run_at` (the due query never finds it), a document the processor's own
-parsing rejects (unknown timezone, invalid rule, bad channel...: the code is the one the
-processor would record in `last_error.code`), or a lease that reconciliation can never
-settle (`sending` without a lease map, a lease that is not a map). Verdicts come from the
-processor's own parsing (`Message.from_document`, `Rotation.from_document`), so the doctor
-and the processor cannot disagree.
+It reads every `scheduled_messages`, `rotations` and `events` document and reports each one
+that no pass will ever send as it is stored: a status the processor does not know, a
+missing or non-timestamp `next_run_at` (the due query never finds it), a document the
+processor's own parsing rejects (unknown timezone, invalid rule, bad channel...: the code is
+the one the processor would record in `last_error.code`), or a lease that reconciliation can
+never settle (`sending` without a lease map, a lease that is not a map). Verdicts come from
+the processor's own parsing (`Message.from_document`, `Rotation.from_document`,
+`Event.from_document`), so the doctor and the processor cannot disagree.
 
 `--fix` writes only what can be computed: `next_run_at` of a waiting one-off (its
 `send_at`), of a waiting series (its first occurrence at or after now; earlier ones are
-neither sent nor recorded, as when a series is resumed) and of an active rotation (now: the
-processor computes the real turn); and, with SHARDS above 1, the `shard` of a document that
-may still be sent whose shard is missing or outside 0..SHARDS-1 (the due scan reads only
-those shards: docs/sharding.md). Everything else is left to a person."""
+neither sent nor recorded, as when a series is resumed), of an active rotation (now: the
+processor computes the real turn) and of a released event (now); and, with SHARDS above 1,
+the `shard` of a document that may still be sent whose shard is missing or outside
+0..SHARDS-1 (the due scan reads only those shards: docs/sharding.md). Everything else is
+left to a person."""
 
 from __future__ import annotations
 
@@ -29,23 +30,32 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
+from core.documents.events import EventField, EventStatus
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.errors import DocumentError
+from core.event import Event
 from core.models import Message
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.shards import in_range, shard_of
-from core.store import MESSAGES, ROTATIONS, Snapshot
+from core.store import EVENTS, MESSAGES, ROTATIONS, Snapshot
 
 MESSAGE_STATUSES = frozenset(Status)
 # Messages a pass may still send (a paused or held one once a person resumes it): each must
 # be in a shard the due scan reads.
 LIVE_MESSAGES = frozenset((*WAITING, Status.SENDING, Status.PAUSED))
 ROTATION_STATUSES = frozenset(RotationStatus)
+# What each collection's statuses are, and which of them a pass may still send.
+KNOWN = {MESSAGES: MESSAGE_STATUSES, ROTATIONS: ROTATION_STATUSES, EVENTS: frozenset(EventStatus)}
+LIVE = {
+    MESSAGES: LIVE_MESSAGES,
+    ROTATIONS: ROTATION_STATUSES,
+    EVENTS: frozenset((EventStatus.PENDING, EventStatus.SENDING)),
+}
 PAGE = 300
 
 
@@ -129,8 +139,25 @@ def examine_rotation(doc_id: str, data: dict[str, Any], now: datetime) -> Findin
     return _unscheduled(ROTATIONS, doc_id, data, now)
 
 
+def examine_event(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
+    status = data.get(EventField.STATUS)
+    if not isinstance(status, str) or status not in KNOWN[EVENTS]:
+        return _unknown_status(EVENTS, doc_id, status)
+    if status not in LIVE[EVENTS]:
+        return None  # sent, failed, skipped or parked for a person
+    try:
+        Event.from_document(doc_id, data)
+    except DocumentError as exc:
+        return Finding(EVENTS, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
+    if status == EventStatus.SENDING:
+        return _lease_finding(EVENTS, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_AT)
+    if isinstance(data.get(EventField.NEXT_RUN_AT), datetime):
+        return None
+    return _unscheduled(EVENTS, doc_id, data, now)
+
+
 def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
-    known = MESSAGE_STATUSES if collection == MESSAGES else ROTATION_STATUSES
+    known = KNOWN[collection]
     return Finding(
         collection,
         doc_id,
@@ -181,7 +208,7 @@ def examine_shard(
     has no shard filter, so any shard (or none) is found."""
     stored = data.get(SubjectField.SHARD, _MISSING)
     status = data.get(SubjectField.STATUS)
-    live = status in LIVE_MESSAGES if collection == MESSAGES else status in ROTATION_STATUSES
+    live = status in LIVE[collection]
     if shards == 1 or not live or in_range(stored, shards):
         return finding
     shard = shard_of(doc_id, shards)
@@ -199,8 +226,12 @@ _MISSING = object()
 def scan(
     db: firestore.Client, now: datetime, shards: int = 1
 ) -> Iterator[tuple[Snapshot, Finding]]:
-    """Every finding in both collections, in document id order, a page at a time."""
-    for collection, examine in ((MESSAGES, examine_message), (ROTATIONS, examine_rotation)):
+    """Every finding in each collection, in document id order, a page at a time."""
+    for collection, examine in (
+        (MESSAGES, examine_message),
+        (ROTATIONS, examine_rotation),
+        (EVENTS, examine_event),
+    ):
         for snap in _all(db, collection):
             data = snap.to_dict() or {}
             finding = examine_shard(collection, snap.id, data, shards, examine(snap.id, data, now))

@@ -164,3 +164,38 @@ def test_the_processor_records_the_code_the_doctor_reported(rt, db, slack, capsy
     assert len(found) == 6
     assert slack.posts() == []
     assert db.collection(ROTATIONS).document("rotation-bad-zone").get().get("status") == "paused"
+
+
+def test_the_doctor_examines_events_and_fix_makes_a_released_one_due(rt, db, slack, capsys):
+    """Events are sends of the pipeline too: a released event without `next_run_at`, one
+    the processor cannot parse, one held without a lease, an unknown status."""
+    good = {
+        "key": "stage-1:done",
+        "delivery_id": "e:x",
+        "created_at": T0,
+        "callers": 1,
+        "channel": "C0123ABCD",
+        "text": "Framing is done",
+        "attempts": 1,
+        "status": "sent",
+    }
+    events = db.collection("events")
+    events.document("ok-sent").set(good)
+    events.document("released-no-next-run").set(good | {"status": "pending"})
+    events.document("bad-channel").set(good | {"status": "pending", "channel": "#general"})
+    events.document("sending-without-lease").set(good | {"status": "sending"})
+    events.document("bad-status").set(good | {"status": "queued"})
+
+    code, found = doctor(capsys, "--fix")
+
+    assert code == 1
+    assert {key[1]: (row["code"], row["fixed"]) for key, row in found.items()} == {
+        "released-no-next-run": ("missing_next_run_at", True),
+        "bad-channel": ("invalid_channel", False),
+        "sending-without-lease": ("missing_lease", False),
+        "bad-status": ("unknown_status", False),
+    }
+    assert {key[0] for key in found} == {"events"}
+    assert events.document("released-no-next-run").get().get("next_run_at") == T0
+    run_pass(rt)
+    assert slack.delivery_ids() == ["e:released-no-next-run"]
