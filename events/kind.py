@@ -22,7 +22,7 @@ from typing import Any
 from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.events import EventField, EventStatus, EventWrite
-from core.documents.leases import LEASE, LeaseField, lease_of
+from core.documents.leases import lease_of
 from core.documents.people import Holds
 from core.documents.write import DELETE
 from core.errors import DocumentError
@@ -30,7 +30,7 @@ from core.event import Event
 from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import EVENTS, PEOPLE, Snapshot, due_events, expired_event_leases
+from core.store import EVENTS, Snapshot, due_events, expired_event_leases
 from events.claim import plan_retry
 from formatting.slack_text import SlackMessage, to_slack
 from processor.abc import (
@@ -39,18 +39,25 @@ from processor.abc import (
     ClaimPlan,
     Doc,
     Leased,
-    LeaseUnreadable,
     OutcomeLine,
     Settle,
     Writes,
 )
-from processor.gates import Gates, read_gates, settled_fields
+from processor.gates import Gates, read_gates, settled_writes
 from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
+from processor.subject_lease import OutcomeWords, holds_lease, leased_occurrence, outcome_line
 
 # Event statuses an operator may settle (processor.settle).
 _SETTLEABLE = (EventStatus.SENDING, EventStatus.UNCONFIRMED, EventStatus.FAILED)
+
+
+_WORDS = OutcomeWords(
+    delivered="event delivered",
+    ambiguous="event outcome unknown; held for reconciliation",
+    released="event not delivered; released for retry",
+)
 
 
 class EventKind:
@@ -91,16 +98,12 @@ class EventKind:
         return expired_event_leases(db, now, limit)
 
     def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
-        try:
-            Event.from_document(subject_id, data)
-        except DocumentError as exc:
-            raise LeaseUnreadable(
-                exc.code, f"{self.noun} no longer parses: {exc.message}"
-            ) from None
-        occurrence = (data.get(LEASE) or {}).get(LeaseField.OCCURRENCE_AT)
-        if not isinstance(occurrence, datetime):
-            raise LeaseUnreadable("invalid_lease", f"{self.noun}'s lease names no occurrence")
-        return Leased(occurrence, event_delivery_id(subject_id), {})
+        return leased_occurrence(
+            self.noun,
+            data,
+            lambda: Event.from_document(subject_id, data),
+            lambda _: event_delivery_id(subject_id),
+        )
 
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
@@ -119,10 +122,9 @@ class EventKind:
     ) -> Writes:
         writes = self._outcome_writes(claim, post, now)
         # What the claim reserved for the person's gates: given back, or kept.
-        person = settled_fields(claim.subject, claim.delivery_id, post.outcome)
-        if not person or claim.subject.user is None:
-            return writes
-        return writes._replace(others=((PEOPLE, claim.subject.user, person),))
+        return writes._replace(
+            others=settled_writes(claim.subject, claim.delivery_id, post.outcome)
+        )
 
     def _outcome_writes(self, claim: Claim[Event], post: PostResult, now: datetime) -> Writes:
         error = StoredError(post.code, post.detail, now)
@@ -175,28 +177,14 @@ class EventKind:
         return Writes(released, ledger, Result.RELEASED)
 
     def still_leased(self, claim: Claim[Event], subject: dict[str, Any]) -> bool:
-        lease = subject.get(LEASE) or {}
-        return (
-            subject.get(EventField.STATUS) == EventStatus.SENDING
-            and lease.get(LeaseField.OWNER) == claim.owner
-            and lease.get(LeaseField.OCCURRENCE_AT) == claim.occurrence_at
-        )
+        return holds_lease(claim, subject, subject.get(EventField.STATUS), EventStatus.SENDING)
 
     def log_fields(self, claim: Claim[Event]) -> dict[str, Any]:
         user = {} if claim.subject.user is None else {"user": claim.subject.user}
         return {"event_key": claim.subject.key, **user}
 
     def outcome_line(self, claim: Claim[Event], post: PostResult, result: Result) -> OutcomeLine:
-        alert = result in (Result.FAILED, Result.UNCONFIRMED)
-        fields: dict[str, Any] = {}
-        if result is Result.AMBIGUOUS:
-            level, text = "warning", "event outcome unknown; held for reconciliation"
-        elif result is Result.RELEASED:
-            level, text = "warning", "event not delivered; released for retry"
-            fields["retry_after"] = post.retry_after
-        else:
-            level, text = "info", "event delivered"
-        return OutcomeLine(level, text, post.code, post.detail, alert, fields)
+        return outcome_line(_WORDS, post, result)
 
 
 EVENT_KIND = EventKind()

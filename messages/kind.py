@@ -19,7 +19,6 @@ from typing import Any
 
 from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
 from core.documents.errors import StoredError
-from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.people import Holds
 from core.documents.write import DELETE, INCREMENT
@@ -27,7 +26,7 @@ from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import MESSAGES, PEOPLE, Snapshot, due_messages, expired_leases
+from core.store import MESSAGES, Snapshot, due_messages, expired_leases
 from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage, to_slack
 from messages.advance import settled
@@ -37,14 +36,19 @@ from processor.abc import (
     ClaimPlan,
     Doc,
     Leased,
-    LeaseUnreadable,
     OutcomeLine,
     Settle,
     Writes,
 )
-from processor.gates import Gates, read_gates, settled_fields
+from processor.gates import Gates, read_gates, settled_writes
 from processor.outcome import Result
+from processor.subject_lease import OutcomeWords, holds_lease, leased_occurrence, outcome_line
 
+_WORDS = OutcomeWords(
+    delivered="delivered",
+    ambiguous="delivery outcome unknown; held for reconciliation",
+    released="delivery not made; released for retry",
+)
 _DELIVERED = {
     Status.SENT: Result.SENT,
     Status.RECURRING: Result.ADVANCED,
@@ -89,15 +93,12 @@ class MessageKind:
         return expired_leases(db, now, limit)
 
     def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
-        try:
-            Message.from_document(subject_id, data)
-        except DocumentError as exc:
-            detail = f"{self.noun} no longer parses: {exc.message}"
-            raise LeaseUnreadable(exc.code, detail) from None
-        occurrence = (data.get(LEASE) or {}).get(LeaseField.OCCURRENCE_AT)
-        if not isinstance(occurrence, datetime):
-            raise LeaseUnreadable("invalid_lease", f"{self.noun}'s lease names no occurrence")
-        return Leased(occurrence, message_delivery_id(subject_id, occurrence), {})
+        return leased_occurrence(
+            self.noun,
+            data,
+            lambda: Message.from_document(subject_id, data),
+            lambda occurrence: message_delivery_id(subject_id, occurrence),
+        )
 
     def taken_over(
         self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
@@ -125,11 +126,10 @@ class MessageKind:
         self, claim: Claim[Message], post: PostResult, now: datetime, max_attempts: int
     ) -> Writes:
         writes = self._outcome_writes(claim, post, now)
-        # What the claim reserved for the person's gates: recorded, given back or kept.
-        person = settled_fields(claim.subject, claim.delivery_id, post.outcome)
-        if not person or claim.subject.user is None:
-            return writes
-        return writes._replace(others=((PEOPLE, claim.subject.user, person),))
+        # What the claim reserved for the person's gates: given back, or kept.
+        return writes._replace(
+            others=settled_writes(claim.subject, claim.delivery_id, post.outcome)
+        )
 
     def _outcome_writes(self, claim: Claim[Message], post: PostResult, now: datetime) -> Writes:
         error = StoredError(post.code, post.detail, now)
@@ -173,27 +173,13 @@ class MessageKind:
         return message_settle_writes(rt, self, action, entry, subject)
 
     def still_leased(self, claim: Claim[Message], subject: dict[str, Any]) -> bool:
-        lease = subject.get(LEASE) or {}
-        return (
-            subject.get(MessageField.STATUS) == Status.SENDING
-            and lease.get(LeaseField.OWNER) == claim.owner
-            and lease.get(LeaseField.OCCURRENCE_AT) == claim.occurrence_at
-        )
+        return holds_lease(claim, subject, subject.get(MessageField.STATUS), Status.SENDING)
 
     def log_fields(self, claim: Claim[Message]) -> dict[str, Any]:
         return {} if claim.subject.user is None else {"user": claim.subject.user}
 
     def outcome_line(self, claim: Claim[Message], post: PostResult, result: Result) -> OutcomeLine:
-        alert = result in (Result.FAILED, Result.UNCONFIRMED)
-        fields: dict[str, Any] = {}
-        if result is Result.AMBIGUOUS:
-            level, text = "warning", "delivery outcome unknown; held for reconciliation"
-        elif result is Result.RELEASED:
-            level, text = "warning", "delivery not made; released for retry"
-            fields["retry_after"] = post.retry_after
-        else:
-            level, text = "info", "delivered"
-        return OutcomeLine(level, text, post.code, post.detail, alert, fields)
+        return outcome_line(_WORDS, post, result)
 
 
 MESSAGE_KIND = MessageKind()

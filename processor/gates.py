@@ -287,6 +287,15 @@ def settled_fields(message: Gated, delivery_id: str, outcome: Outcome) -> dict[s
     return fields
 
 
+def settled_writes(
+    send: Gated, delivery_id: str, outcome: Outcome
+) -> tuple[tuple[str, str, dict[str, Any]], ...]:
+    """The writes beside a send's outcome (processor.abc.Writes.others) for what its claim
+    reserved on the person's gates: their `people` document's merge, or none."""
+    fields = settled_fields(send, delivery_id, outcome)
+    return ((PEOPLE, send.user, fields),) if fields and send.user is not None else ()
+
+
 def local_day(message: Gated, occurrence_at: datetime) -> str:
     """The local day (the message's timezone) a daily cap counts an occurrence on."""
     return occurrence_at.astimezone(zone(message.timezone)).date().isoformat()
