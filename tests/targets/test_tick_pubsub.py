@@ -16,6 +16,8 @@ import pytest
 
 from core.models import message_delivery_id
 from core.store import ROTATIONS
+from emulator.slack_standin import Fault
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
@@ -143,3 +145,27 @@ def test_a_message_to_a_person_is_ordered_by_them_and_deliver_posts_it_once_in_t
     assert post.delivery_id == message_delivery_id("dm1", T0)
     entry = ledger(db)[message_delivery_id("dm1", T0)]
     assert (entry["status"], entry["channel"]) == ("sent", post.channel)
+
+
+def test_a_released_event_is_published_and_deliver_posts_it_once(
+    tick_app, pubsub, deliver, api, db, slack, clock
+):
+    """An event rate-limited in its first caller's request is released; under
+    DISPATCH=pubsub a tick publishes its retry, ordered by its channel, and `deliver` posts
+    it once however often Pub/Sub pushes it."""
+    slack.inject(Fault("rate_limit", retry_after=30, times=1))
+    body = {"key": "stage-9:done", "channel": "C0EVENTS", "text": "Stage 9 is done"}
+    status, first = call(api, "POST", "/events", body)
+    assert (status, first["status"]) == (201, "sending")
+
+    retry = T0 + timedelta(seconds=31)
+    clock.set(retry)
+    assert tick(tick_app, now=retry)["published"] == 1
+    [pulled] = pubsub.pull(1)
+    assert pulled.ordering_key == "C0EVENTS"
+    assert [push(deliver, pulled), push(deliver, pulled)] == [200, 200]
+    pubsub.ack(pulled)
+
+    assert slack.delivery_ids() == [first["delivery_id"]]
+    assert ledger(db)[first["delivery_id"]]["status"] == "sent"
+    assert call(api, "POST", "/events", body)[1]["status"] == "sent"
