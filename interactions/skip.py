@@ -42,13 +42,16 @@ def skip_turn(rt: Runtime, click: Click, posted: Posted, action: Action) -> Reco
     The change is shown by a chat.update of the day's post (interactions.show), retried by
     every pass until taken, not by a new post: an update can be repeated without ever
     posting twice, where a post would need a claim and reconciliation of its own."""
+    answer_id = response_id(click.delivery_id, click.user, one_answer=False)
+    answer = rt.db.collection(RESPONSES).document(answer_id)
     for _ in range(_TRIES):
         decided = _decide(rt, click, posted)
         if isinstance(decided, Recorded):
-            return decided
-        answer_id = response_id(click.delivery_id, click.user, one_answer=False)
-        answer = rt.db.collection(RESPONSES).document(answer_id)
-        batch = rt.db.batch()
+            # A refusal read after this person's own skip won (the post names another
+            # member now) is told as what it is: already answered.
+            return earlier_answer(answer, posted) if answer.get().exists else decided
+        # Decided on what was read; a concurrent click may commit from here on.
+        batch = rt.db.batch()  # pragma: SYNCPOINT skip today
         batch.update(
             posted.subject.reference,
             _rotation_update(rt, posted, decided),
@@ -61,10 +64,10 @@ def skip_turn(rt: Runtime, click: Click, posted: Posted, action: Action) -> Reco
         )
         batch.create(answer, answer_fields(rt, click, posted, action))
         try:
-            batch.commit()  # pragma: SYNCPOINT skip today
+            batch.commit()
         except AlreadyExists:
             return earlier_answer(answer, posted)
-        except FailedPrecondition:
+        except FailedPrecondition:  # changed since read: decided again on a fresh read
             again = read_posted(rt, click.delivery_id)
             if again is None:
                 return Recorded(Answer.NOT_OURS)
