@@ -164,15 +164,18 @@ def test_a_stale_or_forged_skip_records_nothing(rt, db, slack, clicks, clock):
     assert _responses(db) == {} and rotation(db) == before and slack.updates() == []
 
 
-def test_skip_today_is_only_an_action_of_the_catalog_the_post_has(rt, db, slack, clicks):
+def test_skip_today_is_only_taken_where_the_posts_catalog_has_it(rt, db, slack, clicks):
     post = _posted(rt, db, slack, actions=[{"id": "take", "label": "I'll take it"}])
-    before = rotation(db)
-    button = {"type": "button", "action_id": "skip_today", "value": value(DAY, "skip_today")}
+    forged = {"type": "button", "action_id": "skip_today", "value": value(DAY, "skip_today")}
 
-    answer = send(clicks, form_body(click_payload(button, ALICE, post.channel, post.ts)), T0)
+    refused = send(clicks, form_body(click_payload(forged, ALICE, post.channel, post.ts)), T0)
+    taken = click(clicks, post, "take", ALICE, T0)
 
-    assert answer.status_code == 200
-    assert _responses(db) == {} and rotation(db) == before and slack.updates() == []
+    assert (refused.status_code, taken.status_code) == (200, 200)
+    assert {key: answer["action_id"] for key, answer in _responses(db).items()} == {
+        f"{DAY}:{ALICE}": "take"
+    }
+    assert rotation(db)["members"] == [ALICE, BOB, CAROL] and "skips" not in rotation(db)
 
 
 def _payload(post: Any, action_id: str, user: str) -> dict[str, Any]:
