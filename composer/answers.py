@@ -177,8 +177,8 @@ class DeliveryPage(BaseModel):
 
 class MessageResponse(BaseModel):
     """One answer to a message's buttons (`responses/{id}`): who clicked which action of which
-    delivery, the action's label from the message's catalog (null if no longer in it), and
-    whether the Slack message shows it yet."""
+    delivery, the action's label from the catalog that delivery was sent with (else the
+    message's current one; null if not in it), and whether the Slack message shows it yet."""
 
     id: StrictStr
     delivery_id: StrictStr | None = None
