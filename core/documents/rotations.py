@@ -83,6 +83,7 @@ class RotationWrite(SubjectWrite):
     cursor: Any = UNSET
     members: Any = UNSET
     skips: dict[str, Any] | Unset = UNSET
+    actions: list[dict[str, Any]] | Unset = UNSET
     attempts: int | Unset = UNSET
     rollback: Rollback | Delete | Unset = UNSET
     last_member: str | Unset | None = UNSET
