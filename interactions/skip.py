@@ -105,8 +105,11 @@ def _decide(rt: Runtime, click: Click, posted: Posted) -> Turn | Recorded:
 
 def _rotation_update(rt: Runtime, posted: Posted, turn: Turn) -> dict[str, Any]:
     stored = posted.data.get(RotationField.SKIPS)
-    skips: dict[str, Any] = dict(stored) if isinstance(stored, dict) else {}
     day = turn.day.isoformat()
+    # Past days' skips decide nothing any more: dropped, so skips never outgrow what an
+    # edit accepts (composer.models.MAX_SKIP_DATES).
+    kept = stored.items() if isinstance(stored, dict) else ()
+    skips: dict[str, Any] = {date: out for date, out in kept if str(date) >= day}
     out = skips.get(day)
     skips[day] = [*(out if isinstance(out, list) else []), str(posted.ledger[LedgerField.MEMBER])]
     return (
