@@ -78,10 +78,9 @@ def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
 
 def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot]) -> bool:
     posted = read_posted(rt, delivery_id)
-    ledger = posted.ledger if posted is not None else {}
-    channel, ts = ledger.get(LedgerField.CHANNEL), ledger.get(LedgerField.SLACK_TS)
     if posted is None:
         return _failed(answers, "no_catalog")  # its subject or catalog is gone or malformed
+    channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
     if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(answers, "not_posted_yet")  # the send is not recorded yet: next pass
     try:
