@@ -64,7 +64,7 @@ class StoredWorkingDays(_Stored):
 
 
 class StoredAction(_Stored):
-    """One button of a message (core.actions)."""
+    """One button of a message or a rotation (core.actions)."""
 
     id: StrictStr | None = None
     label: StrictStr | None = None
@@ -126,6 +126,7 @@ class Rotation(_Stored):
     skips: dict[str, list[StrictStr]] | None = None
     working_days: StoredWorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
+    actions: list[StoredAction] | None = None
     next_run_at: Timestamp | None = None
     shard: StrictInt | None = None
     last_processed_date: StrictStr | None = None
@@ -176,8 +177,8 @@ class DeliveryPage(BaseModel):
 
 class MessageResponse(BaseModel):
     """One answer to a message's buttons (`responses/{id}`): who clicked which action of which
-    delivery, the action's label from the message's catalog (null if no longer in it), and
-    whether the Slack message shows it yet."""
+    delivery, the action's label from the catalog that delivery was sent with (else the
+    message's current one; null if not in it), and whether the Slack message shows it yet."""
 
     id: StrictStr
     delivery_id: StrictStr | None = None

@@ -135,12 +135,10 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
 
 def list_responses(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     """Every answer to the message's buttons, over all its deliveries, newest first; labels
-    from the message's stored catalog."""
+    from the catalog each post was sent with (`deliveries.actions`), or the message's
+    current one for a post that pinned none."""
     snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
-    try:
-        actions = catalog((snap.to_dict() or {}).get(MessageField.ACTIONS))
-    except DocumentError:
-        actions = ()
+    current = _catalog((snap.to_dict() or {}).get(MessageField.ACTIONS))
     direction = firestore.Query.DESCENDING
     query = (
         rt.db.collection(RESPONSES)
@@ -149,8 +147,32 @@ def list_responses(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
         .order_by(_DOCUMENT_ID, direction=direction)
     )
     rows, cursor = _page(query, ResponseField.ANSWERED_AT, page)
-    answers = [_response(s.id, s.to_dict() or {}, actions) for s in rows]
+    pinned = _pinned_catalogs(rt, rows)
+    answers = []
+    for row in rows:
+        data = row.to_dict() or {}
+        actions = pinned.get(str(data.get(ResponseField.DELIVERY_ID)), current)
+        answers.append(_response(row.id, data, actions))
     return dump(MessageResponsePage.model_validate({"responses": answers, "next_cursor": cursor}))
+
+
+def _pinned_catalogs(rt: Runtime, rows: list[Any]) -> dict[str, tuple[Action, ...]]:
+    """The catalog each answered post was sent with, by delivery id (posts that pinned one)."""
+    ids = {str((s.to_dict() or {}).get(ResponseField.DELIVERY_ID)) for s in rows}
+    refs = [rt.db.collection(DELIVERIES).document(i) for i in sorted(ids) if is_document_id(i)]
+    pinned = {}
+    for entry in rt.db.get_all(refs) if refs else ():
+        data = entry.to_dict() or {}
+        if LedgerField.ACTIONS in data:
+            pinned[entry.id] = _catalog(data[LedgerField.ACTIONS])
+    return pinned
+
+
+def _catalog(stored: Any) -> tuple[Action, ...]:
+    try:
+        return catalog(stored)
+    except DocumentError:
+        return ()
 
 
 def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) -> MessageResponse:

@@ -157,6 +157,8 @@ class RotationDraft(_Body):
     skips: Skips | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
+    # Buttons on each day's post, as a message's; the id `skip_today` is "Skip me today".
+    actions: Actions | None = None
 
 
 class RotationEdit(_Body):
@@ -174,6 +176,7 @@ class RotationEdit(_Body):
     skips: Skips | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
+    actions: Actions | None = None
 
 
 class RotationPreview(_Body):

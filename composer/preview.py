@@ -46,7 +46,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
     check_message(draft, now, schedule_from_now=True)
     rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
     # The buttons as posted; a preview has no delivery yet, so their values name "preview".
-    rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft))
+    rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft.actions))
     try:
         occurrences = upcoming(schedule_fields(draft), now, count)
     except DocumentError as exc:  # e.g. later occurrences past the evaluation's budget

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from composer.answers import RotationTurns, Turn
+from composer.preview import PREVIEW_DELIVERY
 from composer.rotation_rules import invalid_document
 from composer.serialize import dump
 from composer.versions import read
@@ -14,6 +15,7 @@ from core.errors import DocumentError
 from core.rotation import Rotation, upcoming_turns
 from core.runtime import Runtime
 from core.store import ROTATIONS
+from formatting.buttons import with_actions
 from rotations.render import render_turn
 
 
@@ -27,7 +29,11 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
         rotation = Rotation.from_document(rotation_id, snap.to_dict() or {})
         turns = upcoming_turns(rotation, rt.clock.now(), count)
         member = next((turn.member for turn in turns if turn.member is not None), None)
-        rendered = render_turn(rotation.text, member) if member is not None else None
+        rendered = None
+        if member is not None:
+            # The buttons as posted; a preview has no delivery yet (composer.preview).
+            turn = render_turn(rotation.text, member)
+            rendered = with_actions(turn, PREVIEW_DELIVERY, rotation.actions)
     except DocumentError as exc:
         raise invalid_document(exc) from None
     preview = RotationTurns(

@@ -14,11 +14,11 @@ from datetime import date, datetime
 from typing import Any
 
 from composer.models import RotationDraft
-from composer.validation import Problems, check_channel, check_zone
+from composer.validation import Problems, check_actions, check_channel, check_zone
 from core.documents.rotations import RotationField
 from core.errors import DocumentError, ValidationFailed
 from core.models import MAX_TEXT
-from core.rotation import LOCAL_DATE, SEND_TIME, USER_ID, Rotation
+from core.rotation import LOCAL_DATE, SEND_TIME, USER_ID, Rotation, fill_template
 from rotations.render import render_turn
 
 # The fields of `rotations` a caller writes; everything else (`last_processed_date`,
@@ -39,6 +39,7 @@ ROTATION_FIELDS = tuple(
         RotationField.SKIPS,
         RotationField.WORKING_DAYS,
         RotationField.ON_AMBIGUOUS,
+        RotationField.ACTIONS,
     )
 )
 MAX_NAME = 200
@@ -73,6 +74,9 @@ def check_rotation(
     if draft.skips is not None:
         _check_skips(problems, draft.skips, draft.members)
     _check_text(problems, draft.text, draft.members)
+    if not problems.details:
+        # The buttons as a message's, on the day's post with the longest mention.
+        check_actions(problems, draft.actions, fill_template(draft.text, _longest(draft.members)))
     problems.raise_if_any()
 
     content = draft.model_dump(exclude_none=True)
@@ -161,8 +165,11 @@ def _check_text(problems: Problems, text: str, members: list[str]) -> None:
         return
     # Render it as a turn is posted, with the longest mention: refuse now what the send
     # (or Slack) would refuse then.
-    longest = max((m for m in members if USER_ID.match(m)), key=len, default="U00000000")
     try:
-        render_turn(text, longest)
+        render_turn(text, _longest(members))
     except DocumentError as exc:
         problems.add("text", exc.message)
+
+
+def _longest(members: list[str]) -> str:
+    return max((m for m in members if USER_ID.match(m)), key=len, default="U00000000")

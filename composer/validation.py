@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from composer.models import MessageDraft
+from composer.models import ActionDraft, MessageDraft
 from core.actions import Action
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
@@ -120,7 +120,9 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
         problems.add("category", f"{draft.category[:80]!r} cannot be a category id")
     check_text(problems, "text", draft.text)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
-    check_actions(problems, draft)
+    check_actions(problems, draft.actions, draft.text)
+    if draft.one_answer and not draft.actions:
+        problems.add("one_answer", "is only for a message with actions")
     recurring = draft.rrule is not None
     if draft.send_at is not None and recurring:
         problems.add("send_at", "a message has send_at (one-off) or rrule (recurring), not both")
@@ -144,23 +146,21 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     return MessagePlan(_content(draft, recurring), recurring, first_run)
 
 
-def check_actions(problems: Problems, draft: MessageDraft) -> None:
-    """Action ids are unique (what a click names), and a message with buttons fits in
-    Slack's blocks (formatting.buttons)."""
-    ids = [action.id for action in draft.actions or ()]
+def check_actions(problems: Problems, actions: list[ActionDraft] | None, text: str) -> None:
+    """Action ids are unique (what a click names), and a post of `text` (Markdown) with the
+    buttons fits in Slack's blocks (formatting.buttons). Messages and rotations alike."""
+    ids = [action.id for action in actions or ()]
     for action_id in sorted({i for i in ids if ids.count(i) > 1}):
         problems.add("actions", f"action id {action_id!r} is used more than once")
-    if draft.one_answer and not ids:
-        problems.add("one_answer", "is only for a message with actions")
     if ids and not problems.details:
         try:
-            with_actions(to_slack(draft.text), "preview", stored_actions(draft))
+            with_actions(to_slack(text), "preview", stored_actions(actions))
         except DocumentError as exc:
             problems.add("actions", exc.message)
 
 
-def stored_actions(draft: MessageDraft) -> tuple[Action, ...]:
-    return tuple(Action(a.id, a.label, a.style) for a in draft.actions or ())
+def stored_actions(actions: list[ActionDraft] | None) -> tuple[Action, ...]:
+    return tuple(Action(a.id, a.label, a.style) for a in actions or ())
 
 
 def check_recipient(problems: Problems, channel: str | None, user: str | None) -> None:

@@ -53,6 +53,14 @@ def _action(entry: Any) -> Action:
     return Action(action_id, label, style)
 
 
+def to_document(actions: tuple[Action, ...]) -> list[dict[str, Any]]:
+    """The catalog as stored (what `catalog` reads back): a message's or rotation's
+    `actions`, or the catalog a ledger entry pinned at the send."""
+    return [
+        {"id": a.id, "label": a.label} | ({"style": a.style} if a.style else {}) for a in actions
+    ]
+
+
 def find(actions: tuple[Action, ...], action_id: str) -> Action | None:
     return next((action for action in actions if action.id == action_id), None)
 

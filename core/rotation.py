@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from core.actions import Action, catalog
 from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.models import CHANNEL_ID, MAX_TEXT
@@ -56,6 +57,7 @@ class Rotation:
     last_processed_date: date | None
     skips: Mapping[date, frozenset[str]]
     working_days: WorkingDays | None = None
+    actions: tuple[Action, ...] = ()  # the day's post's buttons (core.actions)
 
     @classmethod
     def from_document(cls, doc_id: str, data: Mapping[str, Any]) -> Rotation:
@@ -101,6 +103,7 @@ class Rotation:
             ),
             parse_skips(data.get(RotationField.SKIPS)),
             working_days,
+            catalog(data.get(RotationField.ACTIONS)),
         )
 
     def today(self, now: datetime) -> date:
@@ -204,6 +207,21 @@ def take_turn(members: Sequence[str], cursor: int, skipped: frozenset[str], day:
             start = order.index(member)
         return Turn(day, member, order, (start + 1) % count)
     return Turn(day, None, order, start)
+
+
+def give_back(
+    members: Sequence[str], cursor: int, skipped: frozenset[str], member: str, day: date
+) -> Turn | None:
+    """The turn of `day` that `member` took, taken again as if they had been skipped too:
+    the next member not skipped takes it and moves in front of them, so they keep their
+    place (next). `members` and `cursor` are as the turn left them (`member` just before the
+    cursor); None when the order is no longer so (an edit came in between)."""
+    if not members:
+        return None
+    start = (cursor - 1) % len(members)
+    if members[start] != member:
+        return None
+    return take_turn(members, start, skipped | {member}, day)
 
 
 def turn_for(rotation: Rotation, day: date) -> Turn:

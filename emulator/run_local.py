@@ -137,6 +137,7 @@ def example_rotation(now: datetime, channel: str) -> RotationWrite:
         send_time=local.strftime("%H:%M"),
         weekdays=list(range(7)),
         text="Today's stand-up host is {member} (a rotation: one turn a day).",
+        actions=[{"id": "skip_today", "label": "Skip me today"}],
         cursor=0,
         status=RotationStatus.ACTIVE,
         next_run_at=now,

@@ -45,7 +45,8 @@ Inspection and control, in-process or over HTTP (workers in other processes post
 
 - SlackStandIn(host="127.0.0.1", port=0, clock=None, latency=0.0, skew=timedelta(0)):
   start(), stop(), url, control_url, usable as a context manager;
-  posts() -> [RecordedPost], delivery_ids(), inject(Fault), clear_faults(),
+  posts() -> [RecordedPost], updates() -> [RecordedPost] (each chat.update taken, as the
+  message stood after it), delivery_ids(), inject(Fault), clear_faults(),
   reset() (back to fresh: no posts, faults, channel states, rate limits, skew or page rules).
 - set_channel(channel, *, exists=True, archived=False, member=True); a channel never set is
   known, not archived, with the bot in it.
@@ -241,6 +242,7 @@ class SlackStandIn:
         self._clock = clock or SystemClock()
         self._lock = threading.Lock()
         self._posts: list[RecordedPost] = []
+        self._updates: list[RecordedPost] = []
         self._faults: list[_ArmedFault] = []
         self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
         self._channels: dict[str, ChannelState] = {}
@@ -321,6 +323,11 @@ class SlackStandIn:
         with self._lock:
             return copy.deepcopy(self._posts)
 
+    def updates(self) -> list[RecordedPost]:
+        """Every chat.update taken, in order, as the message stood after it."""
+        with self._lock:
+            return copy.deepcopy(self._updates)
+
     def delivery_ids(self) -> list[str | None]:
         return [post.delivery_id for post in self.posts()]
 
@@ -397,6 +404,7 @@ class SlackStandIn:
         no rate limits, no skew, full pages."""
         with self._lock:
             self._posts.clear()
+            self._updates.clear()
             self._replies.clear()
             self._faults.clear()
             self._channels.clear()
@@ -640,6 +648,7 @@ class SlackStandIn:
             for index, post in enumerate(self._posts):
                 if post.channel == channel and post.ts == ts:
                     self._posts[index] = updated = replace(post, **changes)
+                    self._updates.append(updated)
                     break
             else:
                 raise SlackError("message_not_found")

@@ -1,7 +1,10 @@
-"""Interactive replies: Slack's clicks on a message's buttons (the `interactions` target).
+"""Interactive replies: Slack's clicks on the buttons of a message's or a rotation day's post
+(the `interactions` target).
 
 A click is untrusted input. It is taken only when Slack's signature over the raw body is
 valid, at most 5 minutes old and not seen before (`signature`); its button value must name
-a delivery of ours and an action of that message's stored catalog (`click`, `record`). The
-first answer wins by a Firestore create, never a read then a write (`record`); the Slack
-message is then updated to show the answers, retried by the tick until it is (`show`)."""
+a delivery of ours and an action of the catalog that post was sent with (`click`, `posted`,
+`record`). The first answer wins by a Firestore create, never a read then a write
+(`record`); a rotation's "Skip me today" hands the turn on in that same commit (`skip`).
+The Slack message is then updated to show the answers, retried by the tick until it is
+(`show`)."""

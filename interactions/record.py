@@ -1,92 +1,48 @@
-"""A verified click, checked against our ledger and the message's stored catalog, recorded
-as the first answer or refused as a later one.
+"""A verified click, checked against our ledger and the catalog its post was sent with,
+recorded as the first answer or refused as a later one.
 
 The answer is the create() of `responses/{delivery_id}:{user}` (`responses/{delivery_id}`
 when the message sets `one_answer`): Firestore refuses a second create of the same id, so of
 any number of concurrent clicks exactly one is recorded, with no read before the write that
-a concurrent click could slip past."""
+a concurrent click could slip past. A rotation's `skip_today` is recorded by the same create,
+in the commit that hands the turn on (interactions.skip)."""
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from typing import Any
-
 from google.api_core.exceptions import AlreadyExists
 
-from core.actions import Action, catalog, find
-from core.documents.deliveries import LedgerField
-from core.documents.messages import MessageField
-from core.documents.responses import ResponseField
-from core.errors import DocumentError
+from core.actions import find
+from core.documents.deliveries import LedgerField, LedgerKind
 from core.runtime import Runtime
-from core.store import DELIVERIES, MESSAGES, RESPONSES, is_document_id
+from core.store import RESPONSES
 from interactions.click import Click
+from interactions.outcome import Answer, Recorded, answer_fields, earlier_answer, response_id
+from interactions.posted import Posted, read_posted
+from interactions.skip import SKIP_TODAY, skip_turn
 
-
-class Answer(enum.Enum):
-    RECORDED = "recorded"
-    ALREADY_ANSWERED = "already_answered"
-    NOT_OURS = "not_ours"  # no such delivery of a message with buttons, or another channel
-    UNKNOWN_ACTION = "unknown_action"  # not an id of the message's catalog
-
-
-@dataclass(frozen=True)
-class Recorded:
-    answer: Answer
-    # The answer that counts: this click's when RECORDED, the earlier one when ALREADY.
-    action: Action | None = None
-    user: str | None = None
-
-
-def response_id(delivery_id: str, user: str, one_answer: bool) -> str:
-    return delivery_id if one_answer else f"{delivery_id}:{user}"
+__all__ = ["Answer", "Recorded", "record_click", "response_id"]
 
 
 def record_click(rt: Runtime, click: Click) -> Recorded:
-    found = _catalog_of(rt, click)
-    if found is None:
+    posted = read_posted(rt, click.delivery_id)
+    if posted is None or not _same_channel(posted, click):
         return Recorded(Answer.NOT_OURS)
-    message_id, actions, one_answer = found
-    action = find(actions, click.action_id)
+    action = find(posted.actions, click.action_id)
     if action is None:
         return Recorded(Answer.UNKNOWN_ACTION)
+    if posted.kind is LedgerKind.ROTATION and action.id == SKIP_TODAY:
+        return skip_turn(rt, click, posted, action)
     # The catalog is read; a concurrent click may be anywhere from here on.
-    document_id = response_id(click.delivery_id, click.user, one_answer)  # pragma: SYNCPOINT answer
+    once = posted.one_answer
+    document_id = response_id(click.delivery_id, click.user, once)  # pragma: SYNCPOINT answer
     reference = rt.db.collection(RESPONSES).document(document_id)
-    answer = {
-        ResponseField.DELIVERY_ID.value: click.delivery_id,
-        ResponseField.MESSAGE_ID.value: message_id,
-        ResponseField.USER.value: click.user,
-        ResponseField.ACTION_ID.value: action.id,
-        ResponseField.ANSWERED_AT.value: rt.clock.now(),
-        ResponseField.PENDING_UPDATE.value: True,
-    }
     try:
-        reference.create(answer)
+        reference.create(answer_fields(rt, click, posted, action))
     except AlreadyExists:
-        earlier = reference.get().to_dict() or {}
-        first = find(actions, str(earlier.get(ResponseField.ACTION_ID)))
-        return Recorded(Answer.ALREADY_ANSWERED, first, earlier.get(ResponseField.USER))
+        return earlier_answer(reference, posted)
     return Recorded(Answer.RECORDED, action, click.user)
 
 
-def _catalog_of(rt: Runtime, click: Click) -> tuple[str, tuple[Action, ...], bool] | None:
-    """The message behind the click's delivery: its id, catalog and `one_answer`; None when
-    the delivery is not one of ours with buttons, or was posted to another channel."""
-    entry = rt.db.collection(DELIVERIES).document(click.delivery_id).get()
-    ledger: dict[str, Any] = entry.to_dict() or {}
-    message_id = ledger.get(LedgerField.MESSAGE_ID)
-    posted_to = ledger.get(LedgerField.CHANNEL)
-    if not isinstance(message_id, str) or not is_document_id(message_id):
-        return None
-    if click.channel is not None and posted_to is not None and click.channel != posted_to:
-        return None
-    message = rt.db.collection(MESSAGES).document(message_id).get().to_dict() or {}
-    try:
-        actions = catalog(message.get(MessageField.ACTIONS))
-    except DocumentError:
-        return None
-    if not actions:
-        return None
-    return message_id, actions, message.get(MessageField.ONE_ANSWER) is True
+def _same_channel(posted: Posted, click: Click) -> bool:
+    posted_to = posted.ledger.get(LedgerField.CHANNEL)
+    return click.channel is None or posted_to is None or click.channel == posted_to

@@ -1,5 +1,6 @@
 """The Slack message shows its answers: a chat.update of the original post (found through
-the ledger: channel and slack_ts) with a line per answer, labels from the stored catalog.
+the ledger: channel and slack_ts) with a line per answer, labels from the catalog the post
+was sent with (interactions.posted).
 
 Each answer is created `pending_update: true`; the marker is removed only once an update
 that included the answer was taken by Slack. A failed update leaves it, and every tick
@@ -15,16 +16,19 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.actions import Action, catalog, find
-from core.documents.deliveries import LedgerField
+from core.actions import Action, find
+from core.documents.deliveries import LedgerField, LedgerKind
 from core.documents.messages import MessageField
 from core.documents.responses import ResponseField
+from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome
-from core.store import DELIVERIES, MESSAGES, RESPONSES, Snapshot
+from core.store import RESPONSES, Snapshot
 from formatting.buttons import answered
-from formatting.slack_text import to_slack
+from formatting.slack_text import SlackMessage, to_slack
+from interactions.posted import Posted, read_posted
+from rotations.render import render_turn
 
 # Updates of one message in one call: enough for the answers that arrive while one is sent.
 _ROUNDS = 3
@@ -73,23 +77,16 @@ def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
 
 
 def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot]) -> bool:
-    ledger: dict[str, Any] = (
-        rt.db.collection(DELIVERIES).document(delivery_id).get().to_dict() or {}
-    )
-    channel, ts = ledger.get(LedgerField.CHANNEL), ledger.get(LedgerField.SLACK_TS)
-    message_id = ledger.get(LedgerField.MESSAGE_ID)
-    if not (isinstance(channel, str) and isinstance(ts, str) and isinstance(message_id, str)):
+    posted = read_posted(rt, delivery_id)
+    if posted is None:
+        return _failed(answers, "no_catalog")  # its subject or catalog is gone or malformed
+    channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
+    if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(answers, "not_posted_yet")  # the send is not recorded yet: next pass
-    message = rt.db.collection(MESSAGES).document(message_id).get().to_dict() or {}
     try:
-        actions = catalog(message.get(MessageField.ACTIONS))
-        rendered = to_slack(
-            str(message.get(MessageField.TEXT)),
-            allow_broadcast=message.get(MessageField.ALLOW_BROADCAST) is True,
-        )
-        pairs = _labelled(answers, actions)
-        one_answer = message.get(MessageField.ONE_ANSWER) is True
-        shown = answered(rendered, delivery_id, actions, pairs, closed=one_answer and bool(pairs))
+        pairs = _labelled(answers, posted.actions)
+        closed = posted.one_answer and bool(pairs)
+        shown = answered(_rendered(posted), delivery_id, posted.actions, pairs, closed=closed)
     except DocumentError as exc:
         return _failed(answers, exc.code)
     result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
@@ -102,6 +99,17 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot]) -> bool:
         return _failed(answers, result.code or "update_failed")
     logs.info("answers shown", delivery_id=delivery_id, answers=len(pairs))
     return True
+
+
+def _rendered(posted: Posted) -> SlackMessage:
+    """The post's text as it stands: a message's; a rotation day's naming the member who
+    takes the turn now (interactions.skip may have handed it on)."""
+    data = posted.data
+    if posted.kind is LedgerKind.ROTATION:
+        member = str(posted.ledger.get(LedgerField.MEMBER))
+        return render_turn(str(data.get(RotationField.TEXT)), member)
+    allow_broadcast = data.get(MessageField.ALLOW_BROADCAST) is True
+    return to_slack(str(data.get(MessageField.TEXT)), allow_broadcast=allow_broadcast)
 
 
 def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tuple[str, Action]]:

@@ -61,6 +61,9 @@ def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
         label = recorded.action.label if recorded.action is not None else "an answer"
         who = "You" if recorded.user == click.user else f"<@{recorded.user}>"
         reply_ephemeral(rt, click.response_url, f"{who} already answered: {label}")
+    elif recorded.answer is Answer.REFUSED:
+        logs.info("action refused", **fields, reason=recorded.reason)
+        reply_ephemeral(rt, click.response_url, recorded.reason or "This action is not yours.")
     else:
         logs.warning("interaction ignored", **fields)
     return _ok()

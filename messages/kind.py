@@ -17,11 +17,12 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.actions import to_document
 from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.people import Holds
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
@@ -141,7 +142,13 @@ class MessageKind:
                 sent_count=INCREMENT,
                 last_error=DELETE,
             )
-            ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
+            ledger = LedgerWrite(
+                status=LedgerStatus.SENT,
+                slack_ts=post.ts,
+                sent_at=now,
+                # The catalog this post carries, for its clicks whatever edits come later.
+                actions=to_document(claim.subject.actions) or UNSET,
+            )
             assert isinstance(message.status, Status)  # settling always sets one
             return Writes(message, ledger, _DELIVERED[message.status])
         if post.outcome is Outcome.FAILED:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from core.actions import to_document
 from core.documents.deliveries import (
     LedgerField,
     LedgerKind,
@@ -36,7 +37,7 @@ from core.documents.deliveries import (
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, usable_lease
 from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET
 from core.errors import DocumentError
 from core.models import rotation_delivery_id
 from core.rotation import Rotation
@@ -48,6 +49,7 @@ from core.store import (
     due_rotations,
     expired_rotation_leases,
 )
+from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage
 from processor.abc import (
     Claim,
@@ -145,7 +147,9 @@ class RotationDayKind:
         return claim.subject.rotation.channel
 
     def render(self, claim: Claim[DayTurn]) -> SlackMessage:
-        return render_turn(claim.subject.rotation.text, claim.subject.member)
+        rotation = claim.subject.rotation
+        rendered = render_turn(rotation.text, claim.subject.member)
+        return with_actions(rendered, claim.delivery_id, rotation.actions)
 
     def outcome_writes(
         self, claim: Claim[DayTurn], post: PostResult, now: datetime, max_attempts: int
@@ -240,7 +244,13 @@ def _outcome_writes(
             last_slack_ts=post.ts,
             sent_count=INCREMENT,
         )
-        ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
+        ledger = LedgerWrite(
+            status=LedgerStatus.SENT,
+            slack_ts=post.ts,
+            sent_at=now,
+            # The catalog this post carries, for its clicks whatever edits come later.
+            actions=to_document(turn.rotation.actions) or UNSET,
+        )
         return Writes(rotation, ledger, Result.SENT)
     if post.outcome is Outcome.AMBIGUOUS:
         return Writes(RotationWrite(last_error=error), LedgerWrite(error=error), Result.AMBIGUOUS)

@@ -463,10 +463,18 @@ function preview(stored) {
     }
     const post = answer.data.text === null
       ? []
-      : [el("p", { class: "hint" }, "The next post, as Slack receives it:"), el("pre", { class: "rot-post" }, answer.data.text)];
+      : [el("p", { class: "hint" }, "The next post, as Slack receives it:"), el("pre", { class: "rot-post" }, answer.data.text), ...postButtons(answer.data.blocks)];
     body.replaceChildren(turns, ...post);
   })();
   return section;
+}
+
+// The post's buttons (its Block Kit actions block), shown as Slack shows them; labels as text.
+function postButtons(blocks) {
+  const buttons = blocks.filter((block) => block.type === "actions").flatMap((block) => block.elements);
+  if (!buttons.length) return [];
+  const shown = buttons.map((b) => el("button", { type: "button", class: "rot-post-button", disabled: true }, b.text.text));
+  return [el("div", { class: "rot-post-buttons", "aria-label": "The post's buttons" }, ...shown)];
 }
 
 function history(stored) {

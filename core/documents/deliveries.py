@@ -80,6 +80,9 @@ class LedgerField(enum.StrEnum):
     SEARCH = "search"
     OPERATOR = "operator"
     GATES = "gates"  # what the claim reserved on the person's document (core.documents.people)
+    # The buttons' catalog the post was sent with (core.actions, stored as a subject's
+    # `actions`), written with `sent`: a click is checked, and its answer labelled, by it.
+    ACTIONS = "actions"
 
 
 class SearchField(enum.StrEnum):
@@ -118,6 +121,7 @@ class LedgerWrite(Write):
     search: Any = UNSET  # processor.history_search.Search: how far history was read
     operator: OperatorRecord | Unset = UNSET
     gates: dict[str, Any] | Unset = UNSET  # core.documents.people.Holds.to_document()
+    actions: list[dict[str, Any]] | Unset = UNSET  # core.actions.to_document()
 
 
 @dataclass(frozen=True)

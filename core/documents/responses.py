@@ -9,9 +9,10 @@ import enum
 
 class ResponseField(enum.StrEnum):
     DELIVERY_ID = "delivery_id"
-    MESSAGE_ID = "message_id"
+    MESSAGE_ID = "message_id"  # the answer to a message's post; or, for a rotation day's:
+    ROTATION_ID = "rotation_id"
     USER = "user"  # who clicked
-    ACTION_ID = "action_id"  # an id of the message's `actions` catalog
+    ACTION_ID = "action_id"  # an id of the catalog the post was sent with
     ANSWERED_AT = "answered_at"
     # True until the Slack message shows this answer (chat.update); the tick retries it.
     PENDING_UPDATE = "pending_update"

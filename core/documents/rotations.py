@@ -28,6 +28,7 @@ class RotationField(enum.StrEnum):
     TEXT = "text"
     CURSOR = "cursor"
     SKIPS = "skips"
+    ACTIONS = "actions"  # buttons on each day's post (core.actions); `skip_today` is reserved
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     LAST_PROCESSED_DATE = "last_processed_date"
     STATUS = SubjectField.STATUS.value
@@ -81,6 +82,8 @@ class RotationWrite(SubjectWrite):
     last_processed_date: str | Unset | None = UNSET
     cursor: Any = UNSET
     members: Any = UNSET
+    skips: dict[str, Any] | Unset = UNSET
+    actions: list[dict[str, Any]] | Unset = UNSET
     attempts: int | Unset = UNSET
     rollback: Rollback | Delete | Unset = UNSET
     last_member: str | Unset | None = UNSET

@@ -165,3 +165,18 @@ def test_the_history_shows_a_skipped_day_and_why(
     expect(days.nth(1)).to_contain_text(ALICE)
     expect(days.nth(1)).to_contain_text("sent")
     assert watched[id(section.page)].errors == []
+
+
+def test_the_preview_shows_the_posts_buttons_with_their_labels_as_text(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any
+) -> None:
+    actions = [{"id": "skip_today", "label": "Skip me today"}, {"id": "x", "label": XSS_NAME}]
+    create(api, {**ROTATION, "actions": actions})
+
+    section = open_rotation(open_page(PHONE), "On-call")
+
+    buttons = section.locator(".rot-post-buttons button")
+    expect(buttons).to_have_text(["Skip me today", XSS_NAME])
+    expect(buttons.first).to_be_disabled()
+    assert section.locator(".rot-post-buttons img").count() == 0
+    assert watched[id(section.page)].errors == []
