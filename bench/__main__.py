@@ -37,7 +37,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
-from bench.people import people_runs, plain_run
+from bench.people import people_runs
+from bench.people import warm_up as people_warm_up
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
 from bench.services import ROOT
 from processor.tick import PARALLEL_POSTS
@@ -110,7 +111,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         choices=["hot", "people"],
         help="one section alone: `hot` as --only-hot; `people`: the people section, after "
-        "one unreported round of its plain run (no Pub/Sub emulator)",
+        "an unreported gated and plain round of a quarter size (no Pub/Sub emulator)",
     )
     parser.add_argument(
         "--quick",
@@ -149,8 +150,8 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     if args.only_hot:
         return runs | hot_minute(bench, args, workers=[1])
     if args.only == "people":
-        print("bench: a round of the people's plain run (not reported)...", flush=True)
-        plain_run(bench, args.people, 1, args.cap)
+        print("bench: a gated and a plain round of a quarter size (not reported)...", flush=True)
+        people_warm_up(bench, people=args.people, cap_seconds=args.cap)
         return runs | people_runs(
             bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
         )

@@ -52,7 +52,8 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
                 run["gate_reads_per_person_pass_total"],
                 (run["gate_reads_per_person_pass_total"] or 0) <= TARGET_GATE_READS,
                 ", ".join(f"{c} {per[c]}" for c in GATE_COLLECTIONS)
-                + f" over {run['person_passes']} person-passes in {_passes(run)} passes",
+                + f" over {run['person_passes']} person-passes in {_passes(run)} passes; "
+                f"{run['gate_reads_per_occurrence']} per occurrence",
             )
         )
     return checks
@@ -67,7 +68,7 @@ def lines(runs: dict[str, Any]) -> list[str]:
         "",
         f"{'people run':<18}{'W':>3}{'occ':>6}{'drain s':>9}{'sent/s':>8}{'sent':>6}"
         f"{'opted':>7}{'quiet':>7}{'cap':>5}{'dup':>5}{'lost':>5}{'RPC/sent':>9}"
-        f"{'billed r/w per sent':>21}{'gate reads/person-pass':>24}  note",
+        f"{'billed r/w per sent':>21}{'gate reads/person-pass':>24}{'CPU ms/occ w+e+s':>19}  note",
     ]
     for label, run in rows:
         skipped = run["skipped_by_reason"]
@@ -82,9 +83,18 @@ def lines(runs: dict[str, Any]) -> list[str]:
             f"{run['deliveries_per_s']!s:>8}{run['sent']:>6}{skipped.get('opted_out', 0):>7}"
             f"{skipped.get('quiet_window', 0):>7}{skipped.get('daily_cap', 0):>5}"
             f"{run['duplicates']:>5}{run['lost']:>5}{run['rpcs_per_delivered']!s:>9}"
-            f"{per.get('reads')!s:>10}/{per.get('writes')!s:<10}{gate!s:>24}  {note}"
+            f"{per.get('reads')!s:>10}/{per.get('writes')!s:<10}{gate!s:>24}{_cpu(run):>19}  {note}"
         )
     return out
+
+
+def _cpu(run: dict[str, Any]) -> str:
+    """CPU milliseconds per occurrence: workers + emulator + stand-in."""
+    cpu = run.get("cpu_seconds", {})
+    parts = [cpu.get(name) for name in ("workers", "emulator", "standin")]
+    if None in parts or not run["occurrences"]:
+        return "-"
+    return "+".join(f"{1000 * p / run['occurrences']:.1f}" for p in parts)
 
 
 def _passes(run: dict[str, Any]) -> int:
