@@ -16,7 +16,11 @@
 4. the same hot minute under DISPATCH=pubsub (--pubsub-deliver: 1, 2 and 4 `deliver`
    processes; bench.pubsub_roles), after one unreported round: msg/s, lag, duplicates and
    lost, Firestore billing units and Pub/Sub publishes per delivery, beside the inline
-   mode's. Every run reports Firestore's billing units per delivery (bench.rpc).
+   mode's. Every run reports Firestore's billing units per delivery (bench.rpc);
+5. people (--people 1000, --people-workers 1,4; bench.people): messages to people through
+   three categories' gates, with opt-outs and reached daily caps, beside the same messages
+   without categories: sent and skipped by reason, exactly once, the gates' invariants,
+   and the documents the gates read per person per pass. `--only people` runs it alone.
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -33,6 +37,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
+from bench.people import people_runs
+from bench.people import warm_up as people_warm_up
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
 from bench.services import ROOT
 from processor.tick import PARALLEL_POSTS
@@ -88,10 +94,30 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "no ours/floor/seed trials, no scale run",
     )
     parser.add_argument(
+        "--people",
+        type=int,
+        default=1000,
+        help="the people section's people (bench.people): 3 categories, opt-outs and caps, "
+        "3 or 4 messages each due at one instant, with and without gates",
+    )
+    parser.add_argument(
+        "--people-workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 4],
+        help="the people section's worker counts, comma-separated (default 1,4)",
+    )
+    parser.add_argument("--skip-people", action="store_true")
+    parser.add_argument(
+        "--only",
+        choices=["hot", "people"],
+        help="one section alone: `hot` as --only-hot; `people`: the people section, after "
+        "an unreported gated and plain round of a quarter size (no Pub/Sub emulator)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small smoke run: 400 messages, 100 channels, 4 workers, "
-        "10,000 not-due, a 1,000-message hot minute, 20 s seed cap",
+        "10,000 not-due, a 1,000-message hot minute, 20 s seed cap, 100 people",
     )
     args = parser.parse_args(argv)
     if args.trials < 1:
@@ -99,7 +125,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.messages, args.channels, args.workers = 400, 100, 4
         args.scale_not_due, args.hot_messages, args.hot_channels = 10_000, 1000, 100
-        args.seed_cap = 20.0
+        args.seed_cap, args.people = 20.0, 100
+    if args.only == "hot":
+        args.only_hot = True
+    if args.only == "people":
+        args.skip_pubsub = True
     return args
 
 
@@ -119,6 +149,12 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, Any] = {}
     if args.only_hot:
         return runs | hot_minute(bench, args, workers=[1])
+    if args.only == "people":
+        print("bench: a gated and a plain round of a quarter size (not reported)...", flush=True)
+        people_warm_up(bench, people=args.people, cap_seconds=args.cap)
+        return runs | people_runs(
+            bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
+        )
     shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
     # Runs on this machine vary by a third from one to the next, the floor most: ours and
     # the floor take turns, --trials times each, and the median trial of each counts.
@@ -144,6 +180,10 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
         )
     if not args.skip_hot:
         runs |= hot_minute(bench, args, workers=[args.workers, 1])
+    if not args.skip_people:
+        runs |= people_runs(
+            bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
+        )
     return runs
 
 
@@ -174,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         # The emulator's JVM compiles its hot paths during the first minutes of load, on
         # the cores the contenders share: rounds of both first, until its compiler is quiet.
         warmup: list[dict[str, Any]] = []
-        if not args.only_hot:
+        if not args.only_hot and args.only is None:
             print("bench: warming the emulator up...", flush=True)
             warmup = warm_up(
                 bench,

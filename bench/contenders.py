@@ -24,9 +24,9 @@ from bench import seeding
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
-from core.store import MESSAGES
+from core.store import MESSAGES, Snapshot
 from formatting.slack_text import to_slack
-from messages.kind import MESSAGE_KIND
+from messages.kind import MESSAGE_KIND, MessageKind
 from processor.one_pass import until_idle
 from processor.outcome import SUMMARY_KEYS
 from processor.tick import run_tick
@@ -41,6 +41,44 @@ def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
         return run_tick(rt, MESSAGE_KIND)
 
     for summary in until_idle(rt, messages_pass, lambda: time.time() < deadline):
+        totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
+        totals["ticks"] += 1
+    return dict(totals)
+
+
+class _PeopleSeen(MessageKind):
+    """The messages' kind as the pass uses it, noting the people of the due documents each
+    read returns: how many people a pass met, for the gates' reads per person per pass."""
+
+    def __init__(self) -> None:
+        self.users: set[str] = set()
+
+    def due(self, *args: Any, **kwargs: Any) -> list[Snapshot]:
+        page = super().due(*args, **kwargs)
+        self.users |= {user for snap in page if (user := _user(snap)) is not None}
+        return page
+
+
+def _user(snap: Snapshot) -> str | None:
+    try:
+        user = snap.get(MessageField.USER)
+    except KeyError:
+        return None
+    return user if isinstance(user, str) else None
+
+
+def run_people(rt: Runtime, deadline: float) -> dict[str, int]:
+    """As run_ours, counting also the people each pass met (`person_passes`: the sum over
+    passes of the distinct people among the due messages the pass read)."""
+    totals: Counter[str] = Counter()
+
+    def people_pass(rt: Runtime) -> dict[str, Any]:
+        kind = _PeopleSeen()
+        summary = run_tick(rt, kind)
+        totals["person_passes"] += len(kind.users)
+        return summary
+
+    for summary in until_idle(rt, people_pass, lambda: time.time() < deadline):
         totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
         totals["ticks"] += 1
     return dict(totals)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import people_report
+
 TARGET_VS_SEED = 5.0
 TARGET_VS_FLOOR = 0.5
 TARGET_RPCS = 3.0
@@ -18,7 +20,13 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
     """Each target of the benchmark, its value and whether it was met."""
-    return [*_exact(runs), *_throughput(runs), *_scale(runs), *_pacing(runs)]
+    return [
+        *_exact(runs),
+        *_throughput(runs),
+        *_scale(runs),
+        *_pacing(runs),
+        *people_report.targets(runs),
+    ]
 
 
 def _check(name: str, value: Any, met: bool, note: str = "") -> dict[str, Any]:
@@ -170,6 +178,8 @@ def render(result: dict[str, Any]) -> str:
         f"{'docs/msg':>9}{'lag p50':>9}{'lag p99':>9}{'CPU ms/msg w+e+s':>20}"
         f"{'billed r/w per msg':>24}  note",
     ]
+    if not any(label in runs for label in labels):
+        lines = []  # a section run alone (--only people)
     for label in labels:
         run = runs.get(label)
         if run is None:
@@ -199,6 +209,7 @@ def render(result: dict[str, Any]) -> str:
             f"{figures['documents_read']} documents read; the due query alone, finding "
             f"nothing: {figures['empty_due_query_seconds']} s"
         )
+    lines += people_report.lines(runs)
     lines.append(_jit_line(result))
     machine = result.get("machine", {})
     lines.append(

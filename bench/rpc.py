@@ -40,6 +40,11 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         self.stream_seconds: dict[str, float] = {}
         # Billing units (module docstring): reads, writes, deletes, and refused writes.
         self.billing: Counter[str] = Counter()
+        # Billed document reads and applied writes by collection id, from the document names
+        # streamed back (a get of a missing document is a read of its collection) and those a
+        # commit names: what the people's gates cost, read by read (bench.people).
+        self.reads_by_collection: Counter[str] = Counter()
+        self.writes_by_collection: Counter[str] = Counter()
 
     def _count(self, method: str) -> None:
         with self._lock:
@@ -65,7 +70,9 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
         else:
             applied = writes if outcome.exception() is None else []
         deletes = sum(1 for w in applied if w.WhichOneof("operation") == "delete")
+        written = Counter(_collection(w.update.name) for w in applied if w.HasField("update"))
         with self._lock:
+            self.writes_by_collection.update(written)
             self.billing["writes"] += len(applied) - deletes
             self.billing["deletes"] += deletes
             self.billing["refused_writes"] += len(writes) - len(applied)
@@ -82,10 +89,12 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
             self.documents += n
             self.documents_by[method.rsplit("/", 1)[-1]] += n
 
-    def add_reads(self, n: int) -> None:
-        """Billed document reads (module docstring)."""
+    def add_reads(self, n: int, name: str | None = None) -> None:
+        """Billed document reads (module docstring); `name`: the document read, if one was."""
         with self._lock:
             self.billing["reads"] += n
+            if name is not None:
+                self.reads_by_collection[_collection(name)] += n
 
     def add_stream_seconds(self, seconds: float, method: str) -> None:
         with self._lock:
@@ -99,6 +108,8 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
             self.documents_by.clear()
             self.stream_seconds.clear()
             self.billing.clear()
+            self.reads_by_collection.clear()
+            self.writes_by_collection.clear()
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
@@ -109,6 +120,8 @@ class RpcCounter(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterce
                 "documents_by": dict(self.documents_by),
                 "stream_seconds": {k: round(v, 3) for k, v in self.stream_seconds.items()},
                 "billing": {k: self.billing[k] for k in BILLING_UNITS},
+                "reads_by_collection": dict(self.reads_by_collection),
+                "writes_by_collection": dict(self.writes_by_collection),
             }
 
 
@@ -139,12 +152,14 @@ class _CountedStream:
             raise
         raw = getattr(response, "_pb", response)
         has = getattr(raw, "HasField", None)
-        if has is not None and any(_has(has, f) for f in ("document", "found")):
+        found = [f for f in ("document", "found") if has is not None and _has(has, f)]
+        if found:
             self._counter.add_documents(1, self._method)
             self._returned += 1
-            self._counter.add_reads(1)
+            self._counter.add_reads(1, getattr(raw, found[0]).name)
         elif has is not None and _has(has, "missing"):
-            self._counter.add_reads(1)  # a get of a document that does not exist
+            # A get of a document that does not exist (BatchGet names it in `missing`).
+            self._counter.add_reads(1, raw.missing)
         return response
 
     def _ended(self) -> None:
@@ -154,6 +169,12 @@ class _CountedStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._call, name)
+
+
+def _collection(name: str) -> str:
+    """The collection id of a document's full name (.../documents/{collection}/{id})."""
+    parts = name.rsplit("/", 2)
+    return parts[-2] if len(parts) == 3 else "?"
 
 
 def _has(has: Callable[[str], bool], field: str) -> bool:

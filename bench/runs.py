@@ -115,7 +115,7 @@ def contend(
     if mode == PUBSUB_MODE:
         run = _run_pubsub(bench, project, shape, source, len(seeded))
     else:
-        run = _run_workers(bench, project, shape, source)
+        run = run_workers(bench, project, shape, source)
     posts = bench.standin.posts()
     delivered = metrics.deliveries(seeded, posts, run.go)
     measured = metrics.workers(run.results, run.go, delivered["delivered"])
@@ -184,7 +184,7 @@ def _run_pubsub(
     def delivered_all() -> bool:
         return len({metrics.delivery_id(p) for p in bench.standin.posts()}) >= seeded
 
-    return _run_workers(
+    return run_workers(
         bench,
         project,
         shape | {"subscription": subscription},
@@ -195,7 +195,7 @@ def _run_pubsub(
     )
 
 
-def _run_workers(
+def run_workers(
     bench: Bench,
     project: str,
     shape: dict[str, Any],

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import cpu
-from bench.contenders import run_floor, run_ours, run_seed_style
+from bench.contenders import run_floor, run_ours, run_people, run_seed_style
 from bench.pubsub_roles import run_deliver, run_tick_publish
 from bench.rpc import CountedClient, RpcCounter
 from core.clock import SystemClock
@@ -56,6 +56,8 @@ def main(config: dict[str, Any]) -> None:
     totals: dict[str, Any]
     if mode == "ours":
         totals = run_ours(rt, deadline)
+    elif mode == "people":
+        totals = run_people(rt, deadline)
     elif mode == "seed":
         totals = run_seed_style(rt, deadline)
     elif mode == "floor":

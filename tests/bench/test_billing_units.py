@@ -53,3 +53,18 @@ def test_writes_are_billed_per_document_and_a_refused_commit_bills_none(
         refused.commit()
     billing = counter.snapshot()["billing"]
     assert (billing["writes"], billing["deletes"], billing["refused_writes"]) == (3, 1, 2)
+
+
+def test_reads_and_writes_are_told_apart_by_collection(
+    counted: tuple[CountedClient, RpcCounter], db: firestore.Client
+) -> None:
+    client, counter = counted
+    db.collection("people").document("U1").set({"n": 1})
+    db.collection("things").document("t").set({"n": 1})
+    refs = [client.collection(c).document(d) for c, d in (("people", "U1"), ("people", "U2"))]
+    list(client.get_all([*refs, client.collection("categories").document("nudge")]))
+    list(client.collection("things").stream())
+    client.collection("people").document("U1").set({"n": 2})
+    snapshot = counter.snapshot()
+    assert snapshot["reads_by_collection"] == {"people": 2, "categories": 1, "things": 1}
+    assert snapshot["writes_by_collection"] == {"people": 1}
