@@ -175,10 +175,11 @@ class DeliveryPage(BaseModel):
     next_cursor: StrictStr | None
 
 
-class MessageResponse(BaseModel):
-    """One answer to a message's buttons (`responses/{id}`): who clicked which action of which
-    delivery, the action's label from the catalog that delivery was sent with (else the
-    message's current one; null if not in it), and whether the Slack message shows it yet."""
+class ButtonResponse(BaseModel):
+    """One answer to the buttons of a message or a rotation (`responses/{id}`): who clicked
+    which action of which delivery (a rotation's: its day, `r:<rotation>:<date>`), the
+    action's label from the catalog that delivery was sent with (else the subject's current
+    one; null if not in it), and whether the Slack message shows it yet."""
 
     id: StrictStr
     delivery_id: StrictStr | None = None
@@ -189,10 +190,10 @@ class MessageResponse(BaseModel):
     shown: StrictBool = Field(description="false until the Slack message shows this answer")
 
 
-class MessageResponsePage(BaseModel):
-    """`GET /messages/{id}/responses`: newest answer first."""
+class ButtonResponsePage(BaseModel):
+    """`GET /messages/{id}/responses`, `GET /rotations/{id}/responses`: newest answer first."""
 
-    responses: list[MessageResponse]
+    responses: list[ButtonResponse]
     next_cursor: StrictStr | None
 
 

@@ -1,4 +1,5 @@
-"""Listing messages and rotations, and the ledger entries of each, with cursor pagination.
+"""Listing messages and rotations, the ledger entries of each and the answers to their
+buttons, with cursor pagination.
 
 Pages are ordered by an instant and then the document id, so the order is total and a
 cursor (the last row's instant and id, opaque to callers) resumes exactly after that row
@@ -22,11 +23,11 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from pydantic import BaseModel, Field, ValidationError
 
 from composer.answers import (
+    ButtonResponse,
+    ButtonResponsePage,
     Delivery,
     DeliveryPage,
     MessagePage,
-    MessageResponse,
-    MessageResponsePage,
     RotationDay,
     RotationDayPage,
     RotationPage,
@@ -133,16 +134,28 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
     return dump(DeliveryPage.model_validate({"deliveries": deliveries, "next_cursor": cursor}))
 
 
-def list_responses(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
-    """Every answer to the message's buttons, over all its deliveries, newest first; labels
-    from the catalog each post was sent with (`deliveries.actions`), or the message's
-    current one for a post that pinned none."""
-    snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
-    current = _catalog((snap.to_dict() or {}).get(MessageField.ACTIONS))
+# What answers are listed for, by the answer's field naming it: the subject's collection,
+# what a 404 calls it, and its field holding the current catalog.
+_ANSWERED = {
+    ResponseField.MESSAGE_ID: (MESSAGES, "message", MessageField.ACTIONS),
+    ResponseField.ROTATION_ID: (ROTATIONS, "rotation", RotationField.ACTIONS),
+}
+
+
+def list_responses(
+    rt: Runtime, subject: ResponseField, subject_id: str, page: Page
+) -> dict[str, Any]:
+    """Every answer to the buttons of a message or a rotation (`subject`: the answers'
+    `message_id` or `rotation_id`), over all its deliveries, newest first; labels from the
+    catalog each post was sent with (`deliveries.actions`), or the subject's current one for
+    a post that pinned none."""
+    collection, what, actions_field = _ANSWERED[subject]
+    snap = read(rt.db.collection(collection).document(subject_id), what)
+    current = _catalog((snap.to_dict() or {}).get(actions_field))
     direction = firestore.Query.DESCENDING
     query = (
         rt.db.collection(RESPONSES)
-        .where(filter=FieldFilter(ResponseField.MESSAGE_ID, "==", message_id))
+        .where(filter=FieldFilter(subject, "==", subject_id))
         .order_by(ResponseField.ANSWERED_AT, direction=direction)
         .order_by(_DOCUMENT_ID, direction=direction)
     )
@@ -153,7 +166,7 @@ def list_responses(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
         data = row.to_dict() or {}
         actions = pinned.get(str(data.get(ResponseField.DELIVERY_ID)), current)
         answers.append(_response(row.id, data, actions))
-    return dump(MessageResponsePage.model_validate({"responses": answers, "next_cursor": cursor}))
+    return dump(ButtonResponsePage.model_validate({"responses": answers, "next_cursor": cursor}))
 
 
 def _pinned_catalogs(rt: Runtime, rows: list[Any]) -> dict[str, tuple[Action, ...]]:
@@ -175,7 +188,7 @@ def _catalog(stored: Any) -> tuple[Action, ...]:
         return ()
 
 
-def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) -> MessageResponse:
+def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) -> ButtonResponse:
     action_id = data.get(ResponseField.ACTION_ID)
     action = find(actions, action_id) if isinstance(action_id, str) else None
     shown = data.get(ResponseField.PENDING_UPDATE) is not True
@@ -186,9 +199,9 @@ def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) ->
         "shown": shown,
     }
     try:
-        return MessageResponse.model_validate(fields)
+        return ButtonResponse.model_validate(fields)
     except ValidationError:  # written by hand in an odd shape: the id and what fits
-        return MessageResponse(id=doc_id, shown=shown)
+        return ButtonResponse(id=doc_id, shown=shown)
 
 
 _LISTED_RESPONSE = (

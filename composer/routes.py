@@ -14,13 +14,13 @@ from pydantic import BaseModel
 
 from composer import idempotency, listing, openapi
 from composer.answers import (
+    ButtonResponsePage,
     CategoryList,
     DeliveryPage,
     EventReceipt,
     Message,
     MessagePage,
     MessagePreview,
-    MessageResponsePage,
     OpenApiDocument,
     Preferences,
     Rotation,
@@ -49,6 +49,7 @@ from composer.rotation_preview import preview_rotation
 from composer.rotations import create_rotation, edit_rotation, get_rotation
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
+from core.documents.responses import ResponseField
 from core.errors import Conflict, MethodNotAllowed, NotFound
 from core.http import json_object, parse_body
 from core.runtime import Runtime, runtime_for
@@ -107,10 +108,11 @@ def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 
 def _list_responses(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    problems = Problems()
-    page = listing.page_from(request.args, problems)
-    problems.raise_if_any()
-    return listing.list_responses(rt, ident, page), 200
+    return _responses(request, rt, ResponseField.MESSAGE_ID, ident)
+
+
+def _list_rotation_responses(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return _responses(request, rt, ResponseField.ROTATION_ID, ident)
 
 
 def _preview(request: flask.Request, rt: Runtime) -> Answer:
@@ -231,7 +233,7 @@ ROUTES: tuple[Route, ...] = (
         "/messages/{id}/responses",
         _list_responses,
         "The answers to a message's buttons",
-        MessageResponsePage,
+        ButtonResponsePage,
         query=PageQuery,
         errors=(404,),
     ),
@@ -310,6 +312,15 @@ ROUTES: tuple[Route, ...] = (
         _list_rotation_days,
         "A rotation's days: posted, skipped and why",
         RotationDayPage,
+        query=PageQuery,
+        errors=(404,),
+    ),
+    Route(
+        "GET",
+        "/rotations/{id}/responses",
+        _list_rotation_responses,
+        "The answers to a rotation's buttons",
+        ButtonResponsePage,
         query=PageQuery,
         errors=(404,),
     ),
@@ -402,6 +413,14 @@ def _create(
                 raise
             # A concurrent request with the same key won: the next look-up finds its record.
     raise Conflict("concurrent requests kept racing for this Idempotency-Key; try again")
+
+
+def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, ident: str) -> Answer:
+    """`GET /messages/{id}/responses` and `GET /rotations/{id}/responses`: a page of answers."""
+    problems = Problems()
+    page = listing.page_from(request.args, problems)
+    problems.raise_if_any()
+    return listing.list_responses(rt, subject, ident, page), 200
 
 
 def _allow_query(request: flask.Request, route: Route) -> None:

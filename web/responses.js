@@ -1,12 +1,14 @@
-// The answers to a message's buttons (GET /messages/{id}/responses), newest first: who
-// answered, the action's label (from the message's catalog), when, and whether the Slack
-// message shows it yet. Text only: every value lands as a text node (ui.js's el).
+// The answers to the buttons of a message or a rotation (GET /messages/{id}/responses,
+// GET /rotations/{id}/responses), newest first: who answered, the action's label (from the
+// catalog the post was sent with), when, and whether the Slack message shows it yet. Text
+// only: every value lands as a text node (ui.js's el).
 import { api } from "./api.js";
 import { el, formatInstant } from "./ui.js";
 
-export async function showResponses(container, message) {
-  if (!message.actions?.length) return;
-  const path = `/messages/${encodeURIComponent(message.id)}/responses?limit=100`;
+// `subject`: a stored message, or a rotation with `collection` "rotations".
+export async function showResponses(container, subject, collection = "messages") {
+  if (!subject.actions?.length) return;
+  const path = `/${collection}/${encodeURIComponent(subject.id)}/responses?limit=100`;
   const answer = await api("GET", path);
   const box = el("div", { class: "responses" });
   if (answer.status !== 200) {
@@ -14,20 +16,20 @@ export async function showResponses(container, message) {
   } else if (!answer.data.responses.length) {
     box.append(el("p", {}, "Nobody answered yet."));
   } else {
-    box.append(el("div", { class: "scroll" }, table(message, answer.data.responses)));
+    box.append(el("div", { class: "scroll" }, table(subject, answer.data.responses)));
   }
   container.querySelector(".responses")?.remove();
   container.append(box);
 }
 
-function table(message, responses) {
+function table(subject, responses) {
   const headings = ["Who", "Answer", "When", "Shown in Slack"];
   return el(
     "table",
     { class: "history answers" },
     el("caption", {}, "Answers"),
     el("thead", {}, el("tr", {}, headings.map((text) => el("th", { scope: "col" }, text)))),
-    el("tbody", {}, responses.map((response) => row(response, message.timezone))),
+    el("tbody", {}, responses.map((response) => row(response, subject.timezone))),
   );
 }
 

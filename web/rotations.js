@@ -1,9 +1,10 @@
 // The Rotations section: list, create and edit rotations (members in turn order, skips by
 // date, send time, weekdays, working-days country), the next turns as the API's preview
-// computes them, and the history of posted and skipped days. All user text reaches the page
-// as text nodes (ui.js's `el`), never as HTML.
+// computes them, the history of posted and skipped days, and the answers to its buttons.
+// All user text reaches the page as text nodes (ui.js's `el`), never as HTML.
 
 import { api } from "./api.js";
+import { showResponses } from "./responses.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -196,7 +197,7 @@ function editor(host, stored, { saved, reload }) {
   form.addEventListener("submit", submit);
   const side = el("div", { class: "rot-side" });
   host.replaceChildren(el("div", { class: "composer" }, form, side));
-  if (stored) side.append(preview(stored), history(stored));
+  if (stored) side.append(preview(stored), history(stored), ...answers(stored));
   renderMembers();
   renderSkips();
 
@@ -475,6 +476,14 @@ function postButtons(blocks) {
   if (!buttons.length) return [];
   const shown = buttons.map((b) => el("button", { type: "button", class: "rot-post-button", disabled: true }, b.text.text));
   return [el("div", { class: "rot-post-buttons", "aria-label": "The post's buttons" }, ...shown)];
+}
+
+// The answers to the rotation's buttons (responses.js), when it has buttons.
+function answers(stored) {
+  if (!stored.actions?.length) return [];
+  const section = el("section", { class: "rot-answers", "aria-label": "Answers" });
+  showResponses(section, stored, "rotations");
+  return [section];
 }
 
 function history(stored) {
