@@ -6,10 +6,6 @@ leaked."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -19,10 +15,10 @@ from emulator.slack_standin import Fault
 from processor.reconcile import backoff
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
+from tests.fixtures.crash import kill_worker_at
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message
 from tests.fixtures.people import PERSON, person_doc, seed_category, to_person
-from tests.fixtures.runtime import ROOT
 
 DAY = "2027-01-04"  # T0's local day in UTC
 
@@ -128,19 +124,10 @@ def test_a_killed_worker_never_exceeds_nor_leaks_a_cap(rt, db, slack, env, fires
     worker delivering them is SIGKILLed at `point`. After the next passes, exactly one was
     posted, the other is skipped `daily_cap`, and the count holds exactly the posted one."""
     seed_category(db, "digest", daily_cap=1)
-    worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
     for n in range(3):
         user, now = f"U{n:04d}CRASH", rt.clock.now()
         mids = [to_person(db, "digest", user, send_at=now, next_run_at=now) for _ in range(2)]
-        worker = subprocess.run(
-            [sys.executable, "-m", "tests.support.crash_worker", point, now.isoformat()],
-            cwd=ROOT,
-            env=worker_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
+        kill_worker_at(point, now, env, firestore_host)
         rt.clock.advance(timedelta(seconds=301))  # past the dead worker's lease
         run_pass(rt)
         rt.clock.advance(backoff(1))  # past a release's backoff

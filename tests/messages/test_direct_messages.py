@@ -5,10 +5,6 @@ ledger entry, so that reconciliation reads that DM's history."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -18,9 +14,9 @@ from emulator.slack_standin import Fault
 from processor.reconcile import backoff
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
+from tests.fixtures.crash import kill_worker_at
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message, seed_series
-from tests.fixtures.runtime import ROOT
 
 PERSON = "U0PERSON1"
 
@@ -148,18 +144,8 @@ def test_a_worker_killed_delivering_a_dm_loses_and_repeats_nothing(
     rt, db, slack, env, firestore_host, point
 ):
     mid = to_person(db)
-    worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
 
-    worker = subprocess.run(
-        [sys.executable, "-m", "tests.support.crash_worker", point, T0.isoformat()],
-        cwd=ROOT,
-        env=worker_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-    assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
+    kill_worker_at(point, T0, env, firestore_host)
     delivery_id = message_delivery_id(mid, T0)
     dm = slack.dm_channel(PERSON)
     # The claim named the DM before anything was posted to it.

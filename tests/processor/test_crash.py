@@ -6,10 +6,6 @@ end unconfirmed)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections import Counter
 from datetime import timedelta
 
@@ -18,16 +14,15 @@ import pytest
 from core.models import message_delivery_id, rotation_delivery_id
 from processor.reconcile import backoff
 from targets.kinds import run_pass
+from tests.fixtures.crash import kill_worker_at
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.rotations import rotation, seed_rotation
-from tests.fixtures.runtime import ROOT
 
 POINTS = ("after_claim", "after_post", "mid_finalize")
 
 
 def crash_trials(rt, db, slack, env, firestore_host, point, trials):
-    worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
     deliveries = []
     for n in range(trials):
         now = rt.clock.now()
@@ -61,15 +56,7 @@ def crash_trials(rt, db, slack, env, firestore_host, point, trials):
                 db, **{"channel": channel, "next_run_at": now, "send_at": now, **extra}
             )
             delivery_id = message_delivery_id(doc_id, now)
-        worker = subprocess.run(
-            [sys.executable, "-m", "tests.support.crash_worker", point, now.isoformat()],
-            cwd=ROOT,
-            env=worker_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
+        kill_worker_at(point, now, env, firestore_host)
         # The next passes: past the dead worker's lease, then past a release's backoff.
         rt.clock.advance(timedelta(seconds=301))
         run_pass(rt)
