@@ -1,11 +1,12 @@
 """The post a click names: its ledger entry, what it was sent for (a message, or a
-rotation's day) and the catalog of buttons it was sent with.
+rotation's day) and what the post was: its catalog of buttons, its source text, and whose
+first answer wins.
 
-The catalog is the one the ledger entry pinned when the post was recorded `sent`
-(`deliveries.actions`), so an edit of the subject's `actions` after the send neither
-relabels old answers nor lets an old post take an action it never showed. An entry without
-one (recorded before catalogs were pinned, or read between the post and its record, while
-the subject cannot be edited) falls back to the subject's current catalog."""
+All of it is what the entry's claim pinned (`deliveries.actions`, `text`, `allow_broadcast`,
+`one_answer`; core.documents.deliveries), so an edit of the subject after the send neither
+changes which actions the post takes, how its answers are labelled or who may still answer,
+nor rewrites the post when it is updated to show them. A field the entry lacks (claimed
+before it was pinned) falls back to the subject as it is now."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from typing import Any
 
 from core.actions import Action, catalog
 from core.documents.deliveries import LedgerField, LedgerKind
-from core.documents.messages import MessageField
-from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS, Snapshot, is_document_id
@@ -29,6 +28,8 @@ class Posted:
     subject: Snapshot  # the message or rotation as read
     actions: tuple[Action, ...]
     one_answer: bool  # a message's `one_answer` (rotations answer one per person)
+    text: str | None  # the Markdown source: a message's text, a rotation day's template
+    allow_broadcast: bool  # a message's (a rotation day's post never broadcasts)
 
     @property
     def ledger(self) -> dict[str, Any]:
@@ -45,23 +46,34 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
     ledger: dict[str, Any] = entry.to_dict() or {}
     message_id = ledger.get(LedgerField.MESSAGE_ID)
     rotation_id = ledger.get(LedgerField.ROTATION_ID)
-    one_answer: str | None
     if isinstance(message_id, str) and is_document_id(message_id):
         kind, subject_id, collection = LedgerKind.MESSAGE, message_id, MESSAGES
-        current, one_answer = MessageField.ACTIONS.value, MessageField.ONE_ANSWER.value
     elif isinstance(rotation_id, str) and is_document_id(rotation_id):
         kind, subject_id, collection = LedgerKind.ROTATION, rotation_id, ROTATIONS
-        current, one_answer = RotationField.ACTIONS.value, None
     else:
         return None
     subject = rt.db.collection(collection).document(subject_id).get()
     data: dict[str, Any] = subject.to_dict() or {}
-    stored = ledger[LedgerField.ACTIONS] if LedgerField.ACTIONS in ledger else data.get(current)
+
+    def pinned(field: LedgerField) -> Any:
+        # The pinned field is named as the subject's own (`text`, `one_answer`...).
+        return ledger[field] if field in ledger else data.get(field)
+
     try:
-        actions = catalog(stored)
+        actions = catalog(pinned(LedgerField.ACTIONS))
     except DocumentError:
         return None
     if not actions:
         return None
-    answer_once = one_answer is not None and data.get(one_answer) is True
-    return Posted(kind, subject_id, entry, subject, actions, answer_once)
+    text = pinned(LedgerField.TEXT)
+    message = kind is LedgerKind.MESSAGE
+    return Posted(
+        kind,
+        subject_id,
+        entry,
+        subject,
+        actions,
+        one_answer=message and pinned(LedgerField.ONE_ANSWER) is True,
+        text=text if isinstance(text, str) else None,
+        allow_broadcast=message and pinned(LedgerField.ALLOW_BROADCAST) is True,
+    )

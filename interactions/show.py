@@ -18,9 +18,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 from core import logs
 from core.actions import Action, find
 from core.documents.deliveries import LedgerField, LedgerKind
-from core.documents.messages import MessageField
 from core.documents.responses import ResponseField
-from core.documents.rotations import RotationField
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome
@@ -102,14 +100,14 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot]) -> bool:
 
 
 def _rendered(posted: Posted) -> SlackMessage:
-    """The post's text as it stands: a message's; a rotation day's naming the member who
-    takes the turn now (interactions.skip may have handed it on)."""
-    data = posted.data
+    """The post as it was sent, from the source its entry pinned (interactions.posted): a
+    message's text; a rotation day's template naming the member who takes the turn now
+    (interactions.skip may have handed it on). DocumentError `no_text` without one."""
+    if posted.text is None:
+        raise DocumentError("no_text", "the post's text is neither pinned nor stored")
     if posted.kind is LedgerKind.ROTATION:
-        member = str(posted.ledger.get(LedgerField.MEMBER))
-        return render_turn(str(data.get(RotationField.TEXT)), member)
-    allow_broadcast = data.get(MessageField.ALLOW_BROADCAST) is True
-    return to_slack(str(data.get(MessageField.TEXT)), allow_broadcast=allow_broadcast)
+        return render_turn(posted.text, str(posted.ledger.get(LedgerField.MEMBER)))
+    return to_slack(posted.text, allow_broadcast=posted.allow_broadcast)
 
 
 def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tuple[str, Action]]:

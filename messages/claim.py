@@ -47,7 +47,7 @@ from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
 from messages.advance import settled, stored_anchor
-from messages.kind import MESSAGE_KIND
+from messages.kind import MESSAGE_KIND, pinned_post
 from messages.missed import counted, log_missed, missed_records, skip_missed
 from messages.skip_gated import skip_gated
 from processor.abc import Missed
@@ -197,11 +197,14 @@ class MessagePlan:
         return message_entry(self.message, self.occurrence_at, self.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        # Where this claim posts: a person's DM is (re)named on every claim of the entry; and
-        # what it reserved for the person's gates, for its finalize or reconciliation.
+        # Where this claim posts: a person's DM is (re)named on every claim of the entry;
+        # what it reserved for the person's gates, for its finalize or reconciliation; and
+        # what the post is, for its clicks and updates (messages.kind.pinned_post).
         holds = self.message.holds
-        return LedgerWrite(
-            channel=self.message.channel or UNSET, gates=holds.to_document() if holds else UNSET
+        return replace(
+            pinned_post(self.message),
+            channel=self.message.channel or UNSET,
+            gates=holds.to_document() if holds else UNSET,
         )
 
     def claimed(

@@ -22,7 +22,7 @@ from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, Led
 from core.documents.errors import StoredError
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.people import Holds
-from core.documents.write import DELETE, INCREMENT, UNSET
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
@@ -142,13 +142,7 @@ class MessageKind:
                 sent_count=INCREMENT,
                 last_error=DELETE,
             )
-            ledger = LedgerWrite(
-                status=LedgerStatus.SENT,
-                slack_ts=post.ts,
-                sent_at=now,
-                # The catalog this post carries, for its clicks whatever edits come later.
-                actions=to_document(claim.subject.actions) or UNSET,
-            )
+            ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
             assert isinstance(message.status, Status)  # settling always sets one
             return Writes(message, ledger, _DELIVERED[message.status])
         if post.outcome is Outcome.FAILED:
@@ -187,6 +181,20 @@ class MessageKind:
 
     def outcome_line(self, claim: Claim[Message], post: PostResult, result: Result) -> OutcomeLine:
         return outcome_line(_WORDS, post, result)
+
+
+def pinned_post(message: Message) -> LedgerWrite:
+    """What the post `MessageKind.render` makes of `message` is, for its ledger entry's
+    claim (LedgerField.ACTIONS): its buttons, its source and how it renders, and whose first
+    answer wins. Nothing for a post without buttons: no click or update ever reads it."""
+    if not message.actions:
+        return LedgerWrite()
+    return LedgerWrite(
+        actions=to_document(message.actions),
+        text=message.text,
+        allow_broadcast=message.allow_broadcast,
+        one_answer=message.one_answer,
+    )
 
 
 MESSAGE_KIND = MessageKind()

@@ -31,7 +31,7 @@ from processor.abc import Missed
 from processor.ledger_entries import day_entry
 from processor.outcome import Result
 from processor.reject import reject
-from rotations.kind import ROTATION_DAY_KIND, DayTurn
+from rotations.kind import ROTATION_DAY_KIND, DayTurn, pinned_day
 from rotations.missed_days import (
     MissedDays,
     close_ended,
@@ -90,7 +90,8 @@ class DayPlan:
         return day_entry(self.rotation, self.turn.day, self.rt.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        return LedgerWrite(member=self.turn.member)
+        # Whose turn it is, and what the post is (rotations.kind.pinned_day).
+        return replace(pinned_day(self.rotation), member=self.turn.member)
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]

@@ -37,7 +37,7 @@ from core.documents.deliveries import (
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, usable_lease
 from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
-from core.documents.write import DELETE, INCREMENT, UNSET
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
 from core.models import rotation_delivery_id
 from core.rotation import Rotation
@@ -207,6 +207,16 @@ class RotationDayKind:
         return OutcomeLine("info", "rotation turn delivered", code, detail, False, fields)
 
 
+def pinned_day(rotation: Rotation) -> LedgerWrite:
+    """What a day's post (`RotationDayKind.render`) is, for its ledger entry's claim
+    (LedgerField.ACTIONS): its buttons and its template, which an update fills with the
+    member whose turn it is then (`skip_today` may hand it on). Nothing for a post without
+    buttons: no click or update ever reads it."""
+    if not rotation.actions:
+        return LedgerWrite()
+    return LedgerWrite(actions=to_document(rotation.actions), text=rotation.text)
+
+
 def _leased_day(subject_id: str, data: dict[str, Any]) -> date:
     """The lease's day, once the rotation is known to parse (LeaseUnreadable otherwise)."""
     try:
@@ -244,13 +254,7 @@ def _outcome_writes(
             last_slack_ts=post.ts,
             sent_count=INCREMENT,
         )
-        ledger = LedgerWrite(
-            status=LedgerStatus.SENT,
-            slack_ts=post.ts,
-            sent_at=now,
-            # The catalog this post carries, for its clicks whatever edits come later.
-            actions=to_document(turn.rotation.actions) or UNSET,
-        )
+        ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
         return Writes(rotation, ledger, Result.SENT)
     if post.outcome is Outcome.AMBIGUOUS:
         return Writes(RotationWrite(last_error=error), LedgerWrite(error=error), Result.AMBIGUOUS)

@@ -23,11 +23,10 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
-from core.actions import to_document
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
 from core.documents.leases import LEASE, LeaseField
 from core.documents.rotations import RotationField, RotationStatus, RotationWrite
-from core.documents.write import DELETE, INCREMENT, UNSET
+from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
 from core.rotation import Rotation
 from core.runtime import Runtime
@@ -48,13 +47,11 @@ def rotation_settle_writes(rt: Runtime, action: Settle, entry: Doc, data: Doc) -
     rotation_id = str(entry.get(LedgerField.ROTATION_ID))
     _refuse_unless_current_day(rt, delivery_id, entry, rotation_id, data, now)
     if action.name == MARK_DELIVERED:
-        return _delivered(entry, action, _today_catalog(rotation_id, data), now)
+        return _delivered(entry, action, now)
     return _released(delivery_id, entry, data, now)
 
 
-def _delivered(
-    entry: dict[str, Any], action: Settle, actions: list[dict[str, Any]], now: datetime
-) -> Writes:
+def _delivered(entry: dict[str, Any], action: Settle, now: datetime) -> Writes:
     rotation = RotationWrite(
         lease=DELETE,
         rollback=DELETE,
@@ -64,19 +61,9 @@ def _delivered(
         last_slack_ts=action.ts,
         sent_count=INCREMENT,
     )
-    ledger = LedgerWrite(
-        status=LedgerStatus.SENT, slack_ts=action.ts, sent_at=now, actions=actions or UNSET
-    )
+    # What the post was is on the entry already: its claim pinned it.
+    ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=action.ts, sent_at=now)
     return Writes(rotation, ledger, Result.SENT)
-
-
-def _today_catalog(rotation_id: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The buttons the day's post carries: the rotation's, unchanged while the day is held
-    (an edit is refused while it holds a lease)."""
-    try:
-        return to_document(Rotation.from_document(rotation_id, data).actions)
-    except DocumentError:
-        return []
 
 
 def _released(

@@ -80,9 +80,16 @@ class LedgerField(enum.StrEnum):
     SEARCH = "search"
     OPERATOR = "operator"
     GATES = "gates"  # what the claim reserved on the person's document (core.documents.people)
-    # The buttons' catalog the post was sent with (core.actions, stored as a subject's
-    # `actions`), written with `sent`: a click is checked, and its answer labelled, by it.
+    # What a post with buttons was, pinned by its claim (every claim of the entry, so a
+    # retry pins what it posts) for its clicks and updates, whatever edits come later:
+    # the catalog (core.actions, stored as a subject's `actions`) a click is checked, and
+    # its answer labelled, by; the Markdown source (a message's `text`, a rotation's
+    # template) and a message's `allow_broadcast` its updates render; and a message's
+    # `one_answer`, which decides whose first answer wins. A post without buttons pins none.
     ACTIONS = "actions"
+    TEXT = "text"
+    ALLOW_BROADCAST = "allow_broadcast"
+    ONE_ANSWER = "one_answer"
 
 
 class SearchField(enum.StrEnum):
@@ -122,6 +129,9 @@ class LedgerWrite(Write):
     operator: OperatorRecord | Unset = UNSET
     gates: dict[str, Any] | Unset = UNSET  # core.documents.people.Holds.to_document()
     actions: list[dict[str, Any]] | Unset = UNSET  # core.actions.to_document()
+    text: str | Unset = UNSET
+    allow_broadcast: bool | Unset = UNSET
+    one_answer: bool | Unset = UNSET
 
 
 @dataclass(frozen=True)
