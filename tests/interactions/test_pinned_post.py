@@ -151,3 +151,16 @@ def test_a_rotation_post_keeps_its_template_when_the_rotation_is_edited(rt, db, 
     entry = db.collection("deliveries").document(f"r:standup:{MONDAY}").get()
     template = "Today's stand-up host: {member}"
     assert (entry.get("member"), entry.get("text")) == (NEXT_HOST, template)
+
+
+def test_the_update_keeps_a_broadcast_the_post_was_allowed_though_it_is_disallowed_since(
+    clicks, posted, db, slack, api
+):
+    post = posted(**(DAILY | {"text": "Deploy <!here>?", "allow_broadcast": True}))
+    assert "<!here>" in post.text
+    _put(api, _message_id(db, post.delivery_id), {"allow_broadcast": False})
+
+    assert click(clicks, post, "done", ALICE, T0).status_code == 200
+
+    (shown,) = slack.updates()
+    assert (shown.text, _sections(shown)) == (post.text, _sections(post))
