@@ -164,3 +164,22 @@ def test_the_update_keeps_a_broadcast_the_post_was_allowed_though_it_is_disallow
 
     (shown,) = slack.updates()
     assert (shown.text, _sections(shown)) == (post.text, _sections(post))
+
+
+def test_a_post_that_reconciliation_found_in_history_keeps_what_it_was(
+    rt, clicks, db, slack, api, clock
+):
+    seeded: dict[str, Any] = DAILY | {"actions": [{"id": "done", "label": "Done"}]}
+    message_id = seed_message(db, one_answer=True, **seeded)
+    slack.inject(Fault(kind="drop_after_receipt", times=1))
+    assert run_tick(rt, MESSAGE_KIND)["ambiguous"] == 1
+    clock.advance(timedelta(seconds=301))  # past the lease: reconciliation reads history
+    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 1
+    (post,) = slack.posts()
+    _put(api, message_id, {"text": "Rewritten", "one_answer": False})
+
+    click(clicks, post, "done", ALICE, clock.now())
+    click(clicks, post, "done", BOB, clock.now() + timedelta(seconds=1))
+
+    assert list(_responses(db)) == [post.delivery_id]
+    assert [update.text for update in slack.updates()] == [post.text]
