@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from emulator.slack_standin import Fault
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import click
 from tests.fixtures.tick import answer, at, bearer, tick
@@ -65,7 +66,7 @@ def _answered_posts(db: Any, post: Any, count: int, ts: str, first_id: str) -> l
     ],
 )
 def test_an_update_slack_refuses_for_good_ends_the_answer_not_shown(
-    code, clicks, posted, slack, db, tick_app, capsys
+    code, clicks, posted, slack, db, tick_app, capsys, api
 ):
     post = posted()
     click(clicks, post, "done", ALICE, T0)
@@ -87,6 +88,8 @@ def test_an_update_slack_refuses_for_good_ends_the_answer_not_shown(
     )
     again = _next_tick(tick_app)
     assert slack.updates() == [] and "answers_not_shown" not in again  # never retried
+    listed = call(api, "GET", f"/messages/{stored['message_id']}/responses")[1]["responses"]
+    assert [(r["action_id"], r["shown"], r["not_shown"]) for r in listed] == [("done", False, code)]
 
 
 def test_a_hundred_stuck_answers_end_and_do_not_hold_a_newer_one_back(
