@@ -59,6 +59,11 @@ TERMINAL = frozenset(
 )
 
 
+# Slack rate limiting us, or failing on its side (or not answering in time): no more calls
+# this pass, so a troubled Slack costs a pass one timeout, not UPDATES_PER_PASS of them.
+_SLACK_TROUBLE = frozenset({Outcome.RETRY_LATER, Outcome.AMBIGUOUS})
+
+
 class Shown(enum.Enum):
     ALL = "answers_shown"  # the post shows every answer
     PENDING = "answers_pending"  # not yet (or not this pass): the next pass tries again
@@ -163,7 +168,7 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
     result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
     if result.outcome is not Outcome.DELIVERED:
         failed = _failed(delivery_id, answers, result.code or "update_failed")
-        return Shown.HELD if result.outcome is Outcome.RETRY_LATER else failed
+        return Shown.HELD if result.outcome in _SLACK_TROUBLE else failed
     logs.info("answers shown", delivery_id=delivery_id, answers=len(pairs))
     return Shown.ALL
 

@@ -122,16 +122,28 @@ def test_a_pass_updates_at_most_its_budget_oldest_first(clicks, posted, slack, d
     assert second["answers_shown"] == 5 and len(slack.updates()) == PER_PASS + 5
 
 
-def test_a_pass_stops_updating_when_slack_rate_limits_it(clicks, posted, slack, db, tick_app):
+@pytest.mark.parametrize(
+    ("fault", "code"),
+    [
+        (Fault(kind="rate_limit", retry_after=30, method="chat.update", times=1), "ratelimited"),
+        (
+            Fault(kind="error", code="internal_error", method="chat.update", times=1),
+            "internal_error",
+        ),
+    ],
+)
+def test_a_pass_stops_updating_when_slack_rate_limits_it_or_fails(
+    fault, code, clicks, posted, slack, db, tick_app
+):
     post = posted()
     first, *later = _answered_posts(db, post, 3, post.ts, first_id="2999")
-    slack.inject(Fault(kind="rate_limit", retry_after=30, method="chat.update", times=1))
+    slack.inject(fault)
 
     counts = _next_tick(tick_app)
 
     assert slack.updates() == [] and "answers_shown" not in counts
     answers = _answers(db)
-    assert answers[f"{first}:{ALICE}"]["update_error"] == "ratelimited"
+    assert answers[f"{first}:{ALICE}"]["update_error"] == code
     assert all("update_error" not in answers[f"{d}:{ALICE}"] for d in later)  # not tried
     after = at(T0 + timedelta(minutes=1))  # past Slack's Retry-After
     assert (
