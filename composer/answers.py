@@ -188,6 +188,11 @@ class ButtonResponse(BaseModel):
     label: StrictStr | None = None
     answered_at: Timestamp | None = None
     shown: StrictBool = Field(description="false until the Slack message shows this answer")
+    not_shown: StrictStr | None = Field(
+        default=None,
+        description="Slack's code when the message can never show this answer (e.g."
+        " message_not_found: the post was deleted); the answer still counts",
+    )
 
 
 class ButtonResponsePage(BaseModel):

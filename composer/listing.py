@@ -191,12 +191,14 @@ def _catalog(stored: Any) -> tuple[Action, ...]:
 def _response(doc_id: str, data: dict[str, Any], actions: tuple[Action, ...]) -> ButtonResponse:
     action_id = data.get(ResponseField.ACTION_ID)
     action = find(actions, action_id) if isinstance(action_id, str) else None
-    shown = data.get(ResponseField.PENDING_UPDATE) is not True
+    ended = data.get(ResponseField.NOT_SHOWN)
+    shown = data.get(ResponseField.PENDING_UPDATE) is not True and ended is None
     fields = {
         "id": doc_id,
         **{f.value: data.get(f) for f in _LISTED_RESPONSE},
         "label": action.label if action is not None else None,
         "shown": shown,
+        "not_shown": ended if isinstance(ended, str) else None,
     }
     try:
         return ButtonResponse.model_validate(fields)

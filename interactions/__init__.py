@@ -6,5 +6,6 @@ valid, at most 5 minutes old and not seen before (`signature`); its button value
 a delivery of ours and an action of the catalog that post was sent with (`click`, `posted`,
 `record`). The first answer wins by a Firestore create, never a read then a write
 (`record`); a rotation's "Skip me today" hands the turn on in that same commit (`skip`).
-The Slack message is then updated to show the answers, retried by the tick until it is
-(`show`)."""
+The click is answered as soon as that is decided, within Slack's 3 s (`target`); the Slack
+message is updated to show the answers off the request path, by the click's Pub/Sub message
+or the next tick (`handoff`, `show`)."""

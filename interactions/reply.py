@@ -15,7 +15,8 @@ from core import logs
 from core.runtime import Runtime
 
 SLACK_HOOKS = ("https", "hooks.slack.com")
-_TIMEOUT_SECONDS = 3
+# Bounded well under Slack's 3 s: the click is answered after the reply is taken.
+_TIMEOUT_SECONDS = 1
 
 
 def reply_ephemeral(rt: Runtime, response_url: str | None, text: str) -> bool:

@@ -2,14 +2,22 @@
 the ledger: channel and slack_ts) with a line per answer, labels from the catalog the post
 was sent with (interactions.posted).
 
-Each answer is created `pending_update: true`; the marker is removed only once an update
-that included the answer was taken by Slack. A failed update leaves it, and every tick
-retries the pending ones (`show_pending`); the recorded answer itself is never touched.
-After an update the answers are read again, and a newer one not yet shown is shown at once,
-so whichever of two concurrent updates lands last, the message ends showing both."""
+Each answer is created `pending_update: true`, and the click is answered before any update
+(interactions.target). The marker is removed once an update that included the answer was
+taken by Slack, or, when Slack refuses for good (`TERMINAL`: the post is gone, too old or
+too long to edit), replaced by `not_shown` with Slack's code. Every pass shows the pending
+ones oldest first (`show_pending`), within `UPDATES_PER_PASS` chat.update calls; under
+DISPATCH=pubsub the click's own Pub/Sub message shows it first (targets.deliver). The
+recorded answer itself is never touched. After an update the answers are read again, and a
+newer one not yet shown is shown at once, so whichever of two concurrent updates lands
+last, the message ends showing both."""
 
 from __future__ import annotations
 
+import enum
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from google.cloud import firestore
@@ -30,19 +38,61 @@ from rotations.render import render_turn
 
 # Updates of one message in one call: enough for the answers that arrive while one is sent.
 _ROUNDS = 3
-# Pending answers the tick looks at per pass.
-SWEEP_LIMIT = 100
+# chat.update calls a pass may make: Slack's Tier 3 is "50+ per minute" per workspace, and
+# the tick runs once a minute; 40 leaves room for the clicks' own updates (DISPATCH=pubsub).
+UPDATES_PER_PASS = 40
+# Pending answers a pass reads, at most, looking for ones it can show; and per query page.
+SCAN_LIMIT = 500
+_PAGE = 50
+# chat.update errors that no retry can cure: the answers they block end `not_shown`.
+TERMINAL = frozenset(
+    {
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "msg_too_long",
+        "is_inactive",
+        "no_catalog",  # ours: the ledger entry or its subject's catalog is gone
+    }
+)
 
 
-def show_answers(rt: Runtime, delivery_id: str) -> bool:
-    """Update the delivery's Slack message to show every answer; whether all are shown."""
+# Slack rate limiting us, or failing on its side (or not answering in time): no more calls
+# this pass, so a troubled Slack costs a pass one timeout, not UPDATES_PER_PASS of them.
+_SLACK_TROUBLE = frozenset({Outcome.RETRY_LATER, Outcome.AMBIGUOUS})
+
+
+class Shown(enum.Enum):
+    ALL = "answers_shown"  # the post shows every answer
+    PENDING = "answers_pending"  # not yet (or not this pass): the next pass tries again
+    ENDED = "answers_not_shown"  # Slack refuses for good: ended `not_shown` with its code
+    HELD = "answers_held"  # Slack asks us to wait (rate limited, or failing): no more calls
+
+
+@dataclass
+class Budget:
+    """chat.update calls left to make."""
+
+    calls: int
+
+    def take(self) -> bool:
+        if self.calls <= 0:
+            return False
+        self.calls -= 1
+        return True
+
+
+def show_answers(rt: Runtime, delivery_id: str, budget: Budget | None = None) -> Shown:
+    """Update the delivery's Slack message to show every answer, within `budget`."""
     shown: set[str] = set()
+    budget = budget or Budget(_ROUNDS)
     for _ in range(_ROUNDS):
         answers = _answers(rt, delivery_id)
         if {snap.id for snap in answers} <= shown:
-            return True
-        if not _update(rt, delivery_id, answers):
-            return False
+            return Shown.ALL
+        result = _update(rt, delivery_id, answers, budget)
+        if result is not Shown.ALL:
+            return result
         shown = {snap.id for snap in answers}
         batch = rt.db.batch()
         for snap in answers:
@@ -50,19 +100,43 @@ def show_answers(rt: Runtime, delivery_id: str) -> bool:
                 done = {ResponseField.PENDING_UPDATE.value, ResponseField.UPDATE_ERROR.value}
                 batch.update(snap.reference, dict.fromkeys(done, firestore.DELETE_FIELD))
         batch.commit()
-    return False
+    return Shown.PENDING
 
 
-def show_pending(rt: Runtime, limit: int = SWEEP_LIMIT) -> int:
-    """The tick's retry: each delivery with an answer still `pending_update`, updated; how
-    many deliveries now show all their answers."""
+def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
+    """The pass's sweep: the deliveries with an answer still `pending_update`, in the order
+    of their oldest such answer, each updated until `budget` (UPDATES_PER_PASS) is spent or
+    Slack asks to wait. Counts deliveries by `Shown` value."""
+    budget = budget or Budget(UPDATES_PER_PASS)
+    counts: Counter[str] = Counter()
+    seen: set[str] = set()
+    for snap in _pending_oldest_first(rt):
+        delivery_id = str(_field(snap, ResponseField.DELIVERY_ID))
+        if delivery_id in seen:
+            continue
+        seen.add(delivery_id)
+        result = show_answers(rt, delivery_id, budget)
+        counts[result.value] += 1
+        if result is Shown.HELD or budget.calls <= 0:
+            break
+    return counts
+
+
+def _pending_oldest_first(rt: Runtime) -> Iterator[Snapshot]:
+    """Pending answers by `answered_at` (then id), paged with a cursor, at most SCAN_LIMIT."""
     query = (
         rt.db.collection(RESPONSES)
         .where(filter=FieldFilter(ResponseField.PENDING_UPDATE, "==", True))
-        .limit(limit)
+        .order_by(ResponseField.ANSWERED_AT.value)
+        .limit(_PAGE)
     )
-    deliveries = {str(_field(snap, ResponseField.DELIVERY_ID)) for snap in query.stream()}
-    return sum(show_answers(rt, delivery_id) for delivery_id in sorted(deliveries))
+    last: Snapshot | None = None
+    for _ in range(SCAN_LIMIT // _PAGE):
+        page = list((query if last is None else query.start_after(last)).stream())
+        yield from page
+        if len(page) < _PAGE:
+            return
+        last = page[-1]
 
 
 def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
@@ -74,29 +148,27 @@ def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
     )
 
 
-def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot]) -> bool:
+def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budget) -> Shown:
     posted = read_posted(rt, delivery_id)
     if posted is None:
-        return _failed(answers, "no_catalog")  # its subject or catalog is gone or malformed
+        return _failed(delivery_id, answers, "no_catalog")  # its subject or catalog is gone
     channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
     if not (isinstance(channel, str) and isinstance(ts, str)):
-        return _failed(answers, "not_posted_yet")  # the send is not recorded yet: next pass
+        return _failed(delivery_id, answers, "not_posted_yet")  # not recorded yet: next pass
     try:
         pairs = _labelled(answers, posted.actions)
         closed = posted.one_answer and bool(pairs)
         shown = answered(_rendered(posted), delivery_id, posted.actions, pairs, closed=closed)
     except DocumentError as exc:
-        return _failed(answers, exc.code)
+        return _failed(delivery_id, answers, exc.code)
+    if not budget.take():
+        return Shown.PENDING
     result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
     if result.outcome is not Outcome.DELIVERED:
-        logs.warning(
-            "answers not shown yet; retried on the next pass",
-            delivery_id=delivery_id,
-            error_code=result.code,
-        )
-        return _failed(answers, result.code or "update_failed")
+        failed = _failed(delivery_id, answers, result.code or "update_failed")
+        return Shown.HELD if result.outcome in _SLACK_TROUBLE else failed
     logs.info("answers shown", delivery_id=delivery_id, answers=len(pairs))
-    return True
+    return Shown.ALL
 
 
 def _rendered(posted: Posted) -> SlackMessage:
@@ -119,11 +191,34 @@ def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tupl
     return pairs
 
 
-def _failed(answers: list[Snapshot], code: str) -> bool:
-    for snap in answers:
-        if _field(snap, ResponseField.PENDING_UPDATE) is True:
+def _failed(delivery_id: str, answers: list[Snapshot], code: str) -> Shown:
+    """The pending answers marked with why the update failed; ended `not_shown` when no
+    retry can cure it (one log line either way)."""
+    pending = [snap for snap in answers if _field(snap, ResponseField.PENDING_UPDATE) is True]
+    if code not in TERMINAL:
+        for snap in pending:
             snap.reference.update({ResponseField.UPDATE_ERROR.value: code})
-    return False
+        logs.warning(
+            "answers not shown yet; retried on the next pass",
+            delivery_id=delivery_id,
+            error_code=code,
+        )
+        return Shown.PENDING
+    ended = {
+        ResponseField.PENDING_UPDATE.value: firestore.DELETE_FIELD,
+        ResponseField.UPDATE_ERROR.value: firestore.DELETE_FIELD,
+        ResponseField.NOT_SHOWN.value: code,
+    }
+    for snap in pending:
+        snap.reference.update(ended)
+    logs.warning(
+        "answers not shown: the post cannot be updated; they stay recorded",
+        delivery_id=delivery_id,
+        error_code=code,
+        answers=len(pending),
+        status="not_shown",
+    )
+    return Shown.ENDED
 
 
 def _field(snap: Snapshot, field: ResponseField) -> Any:

@@ -5,11 +5,18 @@ Answers (CONTRACT.md): 401 when the request is not Slack's fresh first delivery 
 empty body for everything signed, recorded or not (a malformed payload, an unknown action,
 a delivery not ours), since Slack only needs the acknowledgement. Nothing here raises: an
 unexpected failure is logged and acknowledged, and never recorded half-way (the answer is
-one create)."""
+one create).
+
+Slack shows the person an error when a request is not answered within 3 s. The request's
+work (signature, record, hand-off, ephemeral reply) runs on a worker thread that the request
+waits for at most ANSWER_WITHIN_SECONDS; the post is updated off the request path
+(interactions.handoff). Work still running then (Firestore slow) is answered 200 anyway and
+logged; it goes on, and an answer it records is shown by the next pass."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import flask
 
@@ -18,10 +25,15 @@ from core.errors import SettingsError
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from interactions.click import parse_click
+from interactions.handoff import hand_off
 from interactions.record import Answer, record_click
 from interactions.reply import reply_ephemeral
-from interactions.show import show_answers
 from interactions.signature import refusal
+
+# Slack's 3 s, less the network both ways and the framework's own work.
+ANSWER_WITHIN_SECONDS = 2.0
+# The requests' work; a thread held by a slow call leaves the others free.
+_WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="interaction")
 
 
 def handle_interactions(request: flask.Request) -> flask.Response:
@@ -38,6 +50,24 @@ def handle_interactions(request: flask.Request) -> flask.Response:
 
 
 def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
+    """The request's answer, within ANSWER_WITHIN_SECONDS whatever its work waits on."""
+    work = _WORKERS.submit(_decide, rt, body, headers)
+    try:
+        return work.result(timeout=ANSWER_WITHIN_SECONDS)
+    except TimeoutError:
+        click = parse_click(body)  # for the log only: the signature is not checked yet
+        fields = {} if click is None else {"delivery_id": click.delivery_id, "user": click.user}
+        logs.error(
+            "interaction answered before its work finished; a click that is not then logged"
+            " as recorded is lost and can be clicked again",
+            **fields,
+            status="unconfirmed",
+            within_seconds=ANSWER_WITHIN_SECONDS,
+        )
+        return _ok()
+
+
+def _decide(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
     reason = refusal(rt, body, headers)
     if reason is not None:
         logs.warning("interaction refused", reason=reason)
@@ -55,7 +85,7 @@ def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
     }
     if recorded.answer is Answer.RECORDED:
         logs.info("answer recorded", **fields)
-        show_answers(rt, click.delivery_id)
+        hand_off(rt, click.delivery_id)
     elif recorded.answer is Answer.ALREADY_ANSWERED:
         logs.info("answer not taken: already answered", **fields)
         label = recorded.action.label if recorded.action is not None else "an answer"

@@ -11,6 +11,8 @@ What Pub/Sub sees:
   is still due in Firestore and the next tick publishes it again.
 - raised (HTTP 500, redelivered with backoff): a transient failure such as Firestore being
   unavailable, or invalid settings. Redelivery is safe: the ledger stops a second post.
+- an `answers` message (a click's, interactions.handoff): the post updated to show the
+  delivery's answers, and acknowledged whatever came of it (the next pass retries).
 - a dead letter (a message Pub/Sub forwarded to the dead-letter topic after repeated failed
   pushes, processor/dead_letter.py): escalated and acknowledged, nothing sent.
 - HTTP 401: the caller did not authenticate as the `tick` target requires (admin token, or
@@ -32,6 +34,8 @@ from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import is_document_id
+from interactions.handoff import ANSWERS
+from interactions.show import show_answers
 from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
 from processor.outcome import Result
@@ -63,6 +67,9 @@ def handle_deliver(request: flask.Request, event: Any) -> None:
             status="malformed",
         )
         return
+    if occurrence.kind == ANSWERS:
+        show_clicked(runtime_for(settings), occurrence.subject_id, message_id)
+        return
     dead = dead_letter_of(event.data.get("message"))
     if dead is not None:  # from the dead-letter topic's subscription: escalated, not sent
         escalate_dead_letter(runtime_for(settings), occurrence, dead, message_id)
@@ -87,13 +94,35 @@ def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
         flask.abort(429, description=str(exc))
 
 
+def show_clicked(rt: Runtime, delivery_id: str, message_id: str) -> None:
+    """A click's answers shown in its post (interactions.handoff). Always acknowledged: an
+    answer not shown yet stays `pending_update`, and the next pass shows it."""
+    try:
+        shown = show_answers(rt, delivery_id)
+    except Exception as exc:
+        logs.error(
+            "showing answers failed; the next pass shows them",
+            delivery_id=delivery_id,
+            pubsub_message_id=message_id,
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+        )
+        return
+    logs.info(
+        "answers message taken",
+        delivery_id=delivery_id,
+        pubsub_message_id=message_id,
+        status=shown.value,
+    )
+
+
 def read_message(data: Any) -> DueOccurrence:
     """The occurrence a CloudEvent's data names: a Pub/Sub push's `message`."""
     if not isinstance(data, dict):
         raise MalformedMessage("data", "the CloudEvent carries no JSON object")
     occurrence = DueOccurrence.from_pubsub(data.get("message"))
-    if occurrence.kind not in KINDS_BY_NAME:
-        known = ", ".join(sorted(KINDS_BY_NAME))
+    if occurrence.kind not in KINDS_BY_NAME and occurrence.kind != ANSWERS:
+        known = ", ".join(sorted([*KINDS_BY_NAME, ANSWERS]))
         raise MalformedMessage("kind", f"must be one of {known}, got {occurrence.kind!r}")
     if not is_document_id(occurrence.subject_id):
         raise MalformedMessage("subject_id", f"not a document id: {occurrence.subject_id!r}")

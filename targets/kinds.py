@@ -12,7 +12,7 @@ from core import logs
 from core.runtime import Runtime
 from core.settings import PUBSUB
 from events.kind import EVENT_KIND
-from interactions.show import show_pending
+from interactions.show import Shown, show_pending
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
 from processor.abc import Kind
@@ -42,5 +42,6 @@ def _show_pending_answers(rt: Runtime, counts: dict[str, Any]) -> None:
     except Exception as exc:
         logs.error("showing answers failed", error_code=type(exc).__name__, error_message=str(exc))
         return
-    if shown:
-        counts["answers_shown"] = shown
+    for key in (Shown.ALL.value, Shown.ENDED.value):
+        if shown[key]:
+            counts[key] = shown[key]

@@ -17,6 +17,9 @@ class ResponseField(enum.StrEnum):
     # True until the Slack message shows this answer (chat.update); the tick retries it.
     PENDING_UPDATE = "pending_update"
     UPDATE_ERROR = "update_error"  # the last failed chat.update's Slack code
+    # Set instead of `pending_update` when Slack refuses for good to update the post (e.g.
+    # `message_not_found`): its code. The answer stays recorded; the post never shows it.
+    NOT_SHOWN = "not_shown"
 
 
 class SeenSignatureField(enum.StrEnum):

@@ -117,3 +117,13 @@ def test_the_event_queries_have_their_composite_indexes():
     assert ["status", "next_run_at", "channel"] in fields
     assert ["shard", "status", "next_run_at", "channel"] in fields
     assert ["status", "lease.expires_at"] in fields
+
+
+def test_the_pending_answers_query_has_its_composite_index():
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [(f["fieldPath"], f["order"]) for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "responses"
+    ]
+    assert [("pending_update", "ASCENDING"), ("answered_at", "ASCENDING")] in fields

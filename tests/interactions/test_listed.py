@@ -21,11 +21,12 @@ from tests.fixtures.runtime import ROOT
 ALICE, BOB = "U0ALICE00", "U0BOB0000"
 
 
-def test_the_answers_of_a_message_are_listed_newest_first(api, clicks, posted, clock, db):
+def test_the_answers_of_a_message_are_listed_newest_first(api, clicks, posted, clock, db, rt):
     post = posted()
     click(clicks, post, "done", ALICE, T0)
     clock.advance(timedelta(seconds=30))
     click(clicks, post, "not-yet", BOB, clock.now())
+    run_pass(rt)  # shows the answers
     message_id = post.delivery_id.split(":")[1]
 
     status, page = call(api, "GET", f"/messages/{message_id}/responses")
@@ -74,6 +75,7 @@ def test_the_answers_of_a_rotation_are_listed_with_the_labels_it_was_posted_with
     clock.advance(timedelta(seconds=30))
     click(clicks, posts["standup"], "take", R_BOB, clock.now())
     click(clicks, posts["other"], "take", R_CAROL, clock.now())
+    run_pass(rt)  # shows the answers
     assert call(api, "GET", "/rotations/standup")[1]["last_member"] == R_BOB  # the skip took
     # An edit after the send relabels nothing already answered.
     assert call(api, "PUT", "/rotations/standup", {"actions": RELABELLED})[0] == 200

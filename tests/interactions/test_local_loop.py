@@ -1,6 +1,6 @@
 """The whole loop without Slack, as `make run` wires it: the seeded example with two buttons
 is posted, the stand-in's control endpoint replays a click signed as Slack signs it to the
-`interactions` target over HTTP, and the answer is recorded and shown."""
+`interactions` target over HTTP, and the answer is recorded and shown by the next tick."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from werkzeug.serving import make_server
 from emulator.run_local import examples, replay_hint, seed
 from messages.kind import MESSAGE_KIND
 from processor.tick import run_tick
+from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import SECRET
 
@@ -52,6 +53,7 @@ def test_make_runs_example_buttons_answer_a_replayed_click(live_interactions, rt
     again = _control(slack, "click", {"action_id": "not-yet", "user": "U0DEMOANA"})
 
     assert (first, again) == ({"ok": True, "status": 200}, {"ok": True, "status": 200})
+    run_pass(rt)  # the next tick shows the answer
     (answer,) = [snap.to_dict() for snap in db.collection("responses").stream()]
     assert (answer["user"], answer["action_id"]) == ("U0DEMOANA", "done")
     (post,) = [p for p in slack.posts() if p.delivery_id == answer["delivery_id"]]

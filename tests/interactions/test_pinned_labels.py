@@ -11,6 +11,7 @@ from typing import Any
 from google.cloud import firestore
 
 from emulator.slack_clicks import click_payload, form_body
+from targets.kinds import run_pass
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import click, send, value
@@ -40,7 +41,7 @@ def _context(post: Any) -> str:
 
 
 def test_an_edit_after_the_send_does_not_relabel_the_old_posts_answers(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**DAILY)
     (entry,) = [s for s in db.collection("deliveries").stream() if s.id == post.delivery_id]
@@ -49,6 +50,7 @@ def test_an_edit_after_the_send_does_not_relabel_the_old_posts_answers(
     _edit_actions(api, message_id)
 
     assert click(clicks, post, "done", ALICE, T0).status_code == 200
+    run_pass(rt)  # shows the answer
 
     (shown,) = [p for p in slack.posts() if p.ts == post.ts]
     assert _context(shown) == f"<@{ALICE}> answered *Done*"
@@ -59,7 +61,7 @@ def test_an_edit_after_the_send_does_not_relabel_the_old_posts_answers(
 
 
 def test_an_action_the_pinned_catalog_lacks_is_refused_though_the_current_has_it(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**DAILY)
     message_id = db.collection("deliveries").document(post.delivery_id).get().get("message_id")
@@ -78,6 +80,7 @@ def test_an_action_the_pinned_catalog_lacks_is_refused_though_the_current_has_it
         {"actions": firestore.DELETE_FIELD}
     )
     assert send(clicks, body, T0 + timedelta(seconds=1)).status_code == 200
+    run_pass(rt)  # shows the answer
     (answer,) = [s.to_dict() for s in db.collection("responses").stream()]
     assert (answer["user"], answer["action_id"]) == (BOB, "later")
     assert f"<@{BOB}> answered *Later*" in _context(slack.updates()[-1])

@@ -1,0 +1,152 @@
+"""Answers the post cannot show: a chat.update error no retry can cure ends the answer
+`not_shown` with Slack's code (kept, logged once, never retried); the rest are retried
+oldest first, at most UPDATES_PER_PASS chat.update calls a pass (Slack's Tier 3 is "50+ per
+minute"), so stuck answers never hold newer ones back and a pass stays under the tier."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from emulator.slack_standin import Fault
+from tests.fixtures.api import call
+from tests.fixtures.clock import T0
+from tests.fixtures.interactions import click
+from tests.fixtures.tick import answer, at, bearer, tick
+
+ALICE = "U0ALICE00"
+# What one pass may spend on chat.update (interactions.show.UPDATES_PER_PASS, docs).
+PER_PASS = 40
+GONE_TS = "1000000000.000001"  # no such message in the channel: Slack's message_not_found
+
+
+def _next_tick(tick_app: Any) -> dict[str, Any]:
+    return answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
+
+
+def _answers(db: Any) -> dict[str, dict[str, Any]]:
+    return {snap.id: snap.to_dict() for snap in db.collection("responses").stream()}
+
+
+def _answered_posts(db: Any, post: Any, count: int, ts: str, first_id: str) -> list[str]:
+    """`count` more posts of the message (ledger entries like `post`'s, at `ts`), each with
+    an answer pending, answered a day before T0, oldest first; ids sort before `post`'s."""
+    entry = db.collection("deliveries").document(post.delivery_id).get().to_dict()
+    message_id = entry["message_id"]
+    batch = db.batch()
+    ids = []
+    for index in range(count):
+        delivery = f"m:{message_id}:{first_id}{index:04d}"
+        batch.set(db.collection("deliveries").document(delivery), entry | {"slack_ts": ts})
+        answered = {
+            "delivery_id": delivery,
+            "message_id": message_id,
+            "user": ALICE,
+            "action_id": "done",
+            "answered_at": T0 - timedelta(days=1) + timedelta(seconds=index),
+            "pending_update": True,
+        }
+        batch.set(db.collection("responses").document(f"{delivery}:{ALICE}"), answered)
+        ids.append(delivery)
+    batch.commit()
+    return ids
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "message_not_found",
+        "cant_update_message",
+        "edit_window_closed",
+        "msg_too_long",
+        "is_inactive",
+    ],
+)
+def test_an_update_slack_refuses_for_good_ends_the_answer_not_shown(
+    code, clicks, posted, slack, db, tick_app, capsys, api
+):
+    post = posted()
+    click(clicks, post, "done", ALICE, T0)
+    slack.inject(Fault(kind="error", code=code, method="chat.update", times=1))
+    capsys.readouterr()
+
+    counts = _next_tick(tick_app)
+
+    assert counts["answers_not_shown"] == 1 and "answers_shown" not in counts
+    (stored,) = _answers(db).values()
+    assert (stored["action_id"], stored["not_shown"]) == ("done", code)
+    assert "pending_update" not in stored and "update_error" not in stored
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    (ended,) = [line for line in lines if line.get("delivery_id") == post.delivery_id]
+    assert (ended["severity"], ended["status"], ended["error_code"]) == (
+        "WARNING",
+        "not_shown",
+        code,
+    )
+    again = _next_tick(tick_app)
+    assert slack.updates() == [] and "answers_not_shown" not in again  # never retried
+    listed = call(api, "GET", f"/messages/{stored['message_id']}/responses")[1]["responses"]
+    assert [(r["action_id"], r["shown"], r["not_shown"]) for r in listed] == [("done", False, code)]
+
+
+def test_a_hundred_stuck_answers_end_and_do_not_hold_a_newer_one_back(
+    clicks, posted, slack, db, tick_app
+):
+    post = posted()
+    stuck = _answered_posts(db, post, 101, GONE_TS, first_id="1999")
+    click(clicks, post, "done", ALICE, T0)
+
+    passes = [_next_tick(tick_app) for _ in range(3)]
+
+    assert [p.get("answers_not_shown") for p in passes] == [PER_PASS, PER_PASS, 21]
+    assert [p.get("answers_shown") for p in passes] == [None, None, 1]
+    answers = _answers(db)
+    assert {answers[f"{d}:{ALICE}"].get("not_shown") for d in stuck} == {"message_not_found"}
+    assert "pending_update" not in answers[f"{post.delivery_id}:{ALICE}"]
+    assert [u.ts for u in slack.updates()] == [post.ts]
+
+
+def test_a_pass_updates_at_most_its_budget_oldest_first(clicks, posted, slack, db, tick_app):
+    post = posted()
+    older = _answered_posts(db, post, PER_PASS + 5, post.ts, first_id="2999")
+
+    first = _next_tick(tick_app)
+
+    assert first["answers_shown"] == PER_PASS and len(slack.updates()) == PER_PASS
+    pending = [id for id, a in _answers(db).items() if a.get("pending_update")]
+    assert sorted(pending) == [f"{d}:{ALICE}" for d in older[PER_PASS:]]  # the newest wait
+    second = _next_tick(tick_app)
+    assert second["answers_shown"] == 5 and len(slack.updates()) == PER_PASS + 5
+
+
+@pytest.mark.parametrize(
+    ("fault", "code"),
+    [
+        (Fault(kind="rate_limit", retry_after=30, method="chat.update", times=1), "ratelimited"),
+        (
+            Fault(kind="error", code="internal_error", method="chat.update", times=1),
+            "internal_error",
+        ),
+    ],
+)
+def test_a_pass_stops_updating_when_slack_rate_limits_it_or_fails(
+    fault, code, clicks, posted, slack, db, tick_app
+):
+    post = posted()
+    first, *later = _answered_posts(db, post, 3, post.ts, first_id="2999")
+    slack.inject(fault)
+
+    counts = _next_tick(tick_app)
+
+    assert slack.updates() == [] and "answers_shown" not in counts
+    answers = _answers(db)
+    assert answers[f"{first}:{ALICE}"]["update_error"] == code
+    assert all("update_error" not in answers[f"{d}:{ALICE}"] for d in later)  # not tried
+    after = at(T0 + timedelta(minutes=1))  # past Slack's Retry-After
+    assert (
+        answer(tick(tick_app.test_client(), headers=bearer(), body=after), 200)["answers_shown"]
+        == 3
+    )
