@@ -68,7 +68,7 @@ def test_one_answer_turned_off_after_the_send_still_refuses_a_second_answer(
 
 
 def test_one_answer_turned_on_after_the_send_leaves_the_post_open_to_everyone(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**DAILY)
     assert click(clicks, post, "done", ALICE, T0).status_code == 200
@@ -76,6 +76,7 @@ def test_one_answer_turned_on_after_the_send_leaves_the_post_open_to_everyone(
     _put(api, _message_id(db, post.delivery_id), {"one_answer": True})
     assert click(clicks, post, "not-yet", BOB, T0 + timedelta(seconds=5)).status_code == 200
 
+    run_pass(rt)  # shows the answers
     answers = _responses(db)
     assert sorted(answers) == [f"{post.delivery_id}:{ALICE}", f"{post.delivery_id}:{BOB}"]
     # Each person still answers once, and the buttons stay for the others.
@@ -83,12 +84,13 @@ def test_one_answer_turned_on_after_the_send_leaves_the_post_open_to_everyone(
 
 
 def test_the_update_shows_the_text_that_was_posted_not_an_edit_made_since(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**DAILY)
     _put(api, _message_id(db, post.delivery_id), {"text": "Rewritten <!channel>"})
 
     assert click(clicks, post, "done", ALICE, T0).status_code == 200
+    run_pass(rt)
 
     (shown,) = slack.updates()
     assert (shown.ts, shown.text) == (post.ts, post.text)
@@ -97,7 +99,7 @@ def test_the_update_shows_the_text_that_was_posted_not_an_edit_made_since(
 
 
 def test_an_entry_without_the_pinned_fields_falls_back_to_the_message_as_it_is_now(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**DAILY)
     message_id = _message_id(db, post.delivery_id)
@@ -109,6 +111,7 @@ def test_an_entry_without_the_pinned_fields_falls_back_to_the_message_as_it_is_n
 
     click(clicks, post, "done", ALICE, T0)
     click(clicks, post, "not-yet", BOB, T0 + timedelta(seconds=5))
+    run_pass(rt)
 
     assert list(_responses(db)) == [post.delivery_id]
     (shown,) = slack.updates()
@@ -130,6 +133,7 @@ def test_a_send_retried_after_an_edit_pins_what_the_retry_posted(rt, clicks, db,
     assert (entry["text"], entry["one_answer"]) == ("Deploy *now*?", True)
 
     click(clicks, post, "done", ALICE, T0 + timedelta(minutes=2))
+    run_pass(rt)
     assert slack.updates()[-1].text == post.text
 
 
@@ -144,6 +148,7 @@ def test_a_rotation_post_keeps_its_template_when_the_rotation_is_edited(rt, db, 
 
     # The member hands the turn on: the post names the next member, in the posted template.
     assert click(clicks, post, "skip_today", HOST, T0).status_code == 200
+    run_pass(rt)
 
     (shown,) = slack.updates()
     assert shown.text == f"Today's stand-up host: <@{NEXT_HOST}>"
@@ -154,13 +159,14 @@ def test_a_rotation_post_keeps_its_template_when_the_rotation_is_edited(rt, db, 
 
 
 def test_the_update_keeps_a_broadcast_the_post_was_allowed_though_it_is_disallowed_since(
-    clicks, posted, db, slack, api
+    clicks, posted, db, slack, api, rt
 ):
     post = posted(**(DAILY | {"text": "Deploy <!here>?", "allow_broadcast": True}))
     assert "<!here>" in post.text
     _put(api, _message_id(db, post.delivery_id), {"allow_broadcast": False})
 
     assert click(clicks, post, "done", ALICE, T0).status_code == 200
+    run_pass(rt)
 
     (shown,) = slack.updates()
     assert (shown.text, _sections(shown)) == (post.text, _sections(post))
@@ -180,6 +186,7 @@ def test_a_post_that_reconciliation_found_in_history_keeps_what_it_was(
 
     click(clicks, post, "done", ALICE, clock.now())
     click(clicks, post, "done", BOB, clock.now() + timedelta(seconds=1))
+    run_pass(rt)
 
     assert list(_responses(db)) == [post.delivery_id]
     assert [update.text for update in slack.updates()] == [post.text]
