@@ -7,9 +7,10 @@
   never opened).
 
 Slack's rate limits are per method (docs/slack-limits.md). A 429 from any method makes this
-process wait out its `Retry-After` for that method: until then the transport does not call
-it, and answers RETRY_LATER (`ratelimited`) itself (`MethodWaits`, shared by every request and
-pass of the process, on the injected clock).
+process wait out its `Retry-After` for that method (for chat.postMessage, whose limit Slack
+states per channel, for that channel): until then the transport does not call it, and
+answers RETRY_LATER (`ratelimited`) itself (`MethodWaits`, shared by every request and pass
+of the process, on the injected clock).
 - AMBIGUOUS: Slack may or may not have posted it (timeout, dropped connection, 5xx,
   fatal_error): never resent blindly; the occurrence stays claimed under its lease until
   reconciliation settles it.
@@ -198,23 +199,30 @@ def _failure(exc: BaseException) -> PostResult:
     return classify_exception(exc)
 
 
+# What one wait holds back: a method, and for chat.postMessage the channel.
+_Scope = tuple[Method, str | None]
+
+
 class MethodWaits:
-    """Until when Slack asked this process to wait before calling each method again: the
-    Retry-After of the method's last 429, kept across requests and passes."""
+    """Until when Slack asked this process to wait before calling each method again (for
+    chat.postMessage, in each channel): the Retry-After of its last 429, kept across
+    requests and passes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._until: dict[Method, datetime] = {}
+        self._until: dict[_Scope, datetime] = {}
 
-    def until(self, method: Method, now: datetime) -> datetime | None:
-        """When `method` may be called again, None if it may be now."""
+    def until(self, scope: _Scope, now: datetime) -> datetime | None:
+        """When `scope` may be called again, None if it may be now."""
         with self._lock:
-            until = self._until.get(method)
+            until = self._until.get(scope)
         return until if until is not None and until > now else None
 
-    def wait(self, method: Method, until: datetime) -> None:
+    def wait(self, scope: _Scope, until: datetime, now: datetime) -> None:
         with self._lock:
-            self._until[method] = max(until, self._until.get(method, until))
+            # Waits that are over go, so the record stays as small as the waits running.
+            self._until = {s: u for s, u in self._until.items() if u > now}
+            self._until[scope] = max(until, self._until.get(scope, until))
 
 
 _Answer = TypeVar("_Answer")
@@ -239,15 +247,19 @@ class SlackTransport:
         other._waits_clock = clock
         return other
 
-    def waiting_until(self, method: Method) -> datetime | None:
-        """When `method` may be called again after a 429, None if it may be now."""
-        return self._waits.until(method, self._waits_clock.now())
+    def waiting_until(self, method: Method, channel: str | None = None) -> datetime | None:
+        """When `method` (chat.postMessage: to `channel`) may be called again after a 429,
+        None if it may be now."""
+        return self._waits.until((method, channel), self._waits_clock.now())
 
-    def _call(self, method: Method, call: Callable[[], _Answer]) -> _Answer | PostResult:
+    def _call(
+        self, method: Method, call: Callable[[], _Answer], channel: str | None = None
+    ) -> _Answer | PostResult:
         """Slack's answer to `call`, or what went wrong: a 429 makes the process wait out
-        its Retry-After for `method`, and meanwhile the method is not called at all."""
+        its Retry-After for `method` (in `channel`, when given), and meanwhile it is not
+        called at all."""
         now = self._waits_clock.now()
-        until = self._waits.until(method, now)
+        until = self._waits.until((method, channel), now)
         if until is not None:
             return PostResult(
                 Outcome.RETRY_LATER,
@@ -261,7 +273,8 @@ class SlackTransport:
             failure = _failure(exc)
         if failure.code in RATE_LIMITED:
             wait = timedelta(seconds=failure.retry_after or DEFAULT_RETRY_AFTER)
-            self._waits.wait(method, self._waits_clock.now() + wait)
+            now = self._waits_clock.now()
+            self._waits.wait((method, channel), now + wait, now)
         return failure
 
     def identity(self) -> Identity | PostResult:
@@ -358,6 +371,7 @@ class SlackTransport:
                 blocks=blocks,
                 metadata=delivery_metadata(delivery_id),
             ),
+            channel,
         )
         if isinstance(response, PostResult):
             return response
