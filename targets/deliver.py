@@ -32,6 +32,7 @@ from core.http import auth_config
 from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
+from core.slack import Method
 from core.store import is_document_id
 from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
@@ -109,18 +110,15 @@ def deliver_occurrence(
 ) -> Result:
     """Read the document the message names and deliver what it is due for now: its claim
     decides, so a document claimed or settled since the tick found it posts nothing. A
-    document released for a Slack rate limit is waited for until it is due again, if that
-    is before `hold_until` (default: now); later, ChannelWait hands the message back, so the
-    channel's later messages do not overtake it."""
+    document released for a Slack rate limit, or a person's DM that conversations.open's
+    Retry-After keeps from opening, is waited for if that ends by `hold_until` (default:
+    now); later, ChannelWait hands the message back, so the channel's later messages do not
+    overtake it."""
     kind = KINDS_BY_NAME[occurrence.kind]
     ref = rt.db.collection(kind.collection).document(occurrence.subject_id)
     hold_until = hold_until or rt.clock.now()
     snap = ref.get()
-    waiting = rate_limited_until(snap.to_dict() or {}, rt.clock.now())
-    if waiting is not None:
-        if waiting > hold_until:
-            raise ChannelWait(waiting)
-        rt.clock.sleep((waiting - rt.clock.now()).total_seconds())
+    if _waited(rt, rate_limited_until(snap.to_dict() or {}, rt.clock.now()), hold_until):
         snap = ref.get()
     fields: dict[str, Any] = {
         kind.id_field: occurrence.subject_id,
@@ -131,9 +129,26 @@ def deliver_occurrence(
         logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
         return Result.SKIPPED
     result, claim = deliver_paced(rt, kind, snap, hold_until)
+    while (
+        claim is None
+        and result is Result.RELEASED  # left due by its plan: the DM was not opened
+        and _waited(rt, rt.slack.waiting_until(Method.OPEN), hold_until)
+    ):
+        result, claim = deliver_paced(rt, kind, ref.get(), hold_until)
     if claim is None and result in (Result.DUPLICATE, Result.SKIPPED):
         # Claimed or settled by another delivery (a redelivered or duplicate message), or
         # not due (any more): the ledger already says what happened to the occurrence. (A
         # document the plan settled itself, failed or left due, has its own outcome line.)
         logs.info("nothing to deliver: not claimable now", **fields, status=result.value)
     return result
+
+
+def _waited(rt: Runtime, until: datetime | None, hold_until: datetime) -> bool:
+    """Slept until `until` if it comes by `hold_until`; False when there is nothing to wait
+    for; ChannelWait when it is later (the message is handed back to Pub/Sub)."""
+    if until is None:
+        return False
+    if until > hold_until:
+        raise ChannelWait(until)
+    rt.clock.sleep(max(0.0, (until - rt.clock.now()).total_seconds()))
+    return True

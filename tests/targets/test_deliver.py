@@ -323,6 +323,28 @@ def test_a_run_of_429s_is_waited_out_in_one_delivery_and_nothing_overtakes_it(
     assert ledger(db)[message_delivery_id("m1", T0)]["attempts"] == 1
 
 
+def test_a_dm_rate_limited_at_conversations_open_is_waited_for_in_one_delivery(
+    rt, pubsub, deliver, db, slack
+):
+    """Six 429s in a row from conversations.open: the delivery waits each out and opens the
+    DM, the message is never nacked nor dropped, and the person's next message waits."""
+    slack.inject(Fault(kind="rate_limit", method="conversations.open", retry_after=2, times=6))
+    seed_message(db, "m1", channel=None, user="U0PERSON1")
+    seed_message(db, "m2", channel=None, user="U0PERSON1")
+    published(rt, "m1", "m2", channel="U0PERSON1")
+    (first,) = pubsub.pull()
+
+    assert push(deliver, first) == 200
+    assert pubsub.is_empty()  # unacknowledged, it keeps the person's next message back
+    pubsub.ack(first)
+    assert slack.calls("conversations.open") == 7
+    sent_once(db, slack, "m1")
+    (second,) = pubsub.pull()
+    assert push(deliver, second) == 200
+
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0), message_delivery_id("m2", T0)]
+
+
 def test_a_rate_limited_message_redelivered_early_is_handed_back_not_acknowledged(
     rt, pubsub, deliver, db, slack, clock
 ):
