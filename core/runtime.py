@@ -42,23 +42,6 @@ class RecentPosts:
             return {c: t + interval for c, t in self._answered.items()}
 
 
-class HistoryPause:
-    """Until when Slack asked this process to wait before reading history again (the
-    Retry-After of a 429), kept across passes (processor.history_search)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._until: datetime | None = None
-
-    def until(self) -> datetime | None:
-        with self._lock:
-            return self._until
-
-    def wait_until(self, until: datetime) -> None:
-        with self._lock:
-            self._until = until if self._until is None else max(self._until, until)
-
-
 class KnownDocuments:
     """What this process last read or wrote of documents it writes conditionally, by id,
     each kept until a given time: a warm worker's next conditioned write of one of them needs
@@ -98,10 +81,9 @@ class Runtime:
     # Shared by with_clock() copies: the same process, the same channels.
     recent_posts: RecentPosts = field(default_factory=RecentPosts, compare=False)
     known_slots: KnownDocuments = field(default_factory=KnownDocuments, compare=False)
-    history_pause: HistoryPause = field(default_factory=HistoryPause, compare=False)
 
     def with_clock(self, clock: Clock) -> Runtime:
-        return replace(self, clock=clock)
+        return replace(self, clock=clock, slack=self.slack.with_clock(clock))
 
 
 def new_worker_id() -> str:
@@ -112,6 +94,7 @@ def new_worker_id() -> str:
 
 @functools.lru_cache(maxsize=4)
 def runtime_for(settings: Settings) -> Runtime:
+    clock = SystemClock()
     return Runtime(
         settings=settings,
         db=make_client(settings.project),
@@ -120,7 +103,8 @@ def runtime_for(settings: Settings) -> Runtime:
             token=settings.slack_bot_token or "xoxb-local-stand-in",
             base_url=settings.slack_api_url,
             timeout_seconds=settings.slack_timeout_seconds,
+            clock=clock,
         ),
-        clock=SystemClock(),
+        clock=clock,
         worker_id=new_worker_id(),
     )

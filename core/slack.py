@@ -5,6 +5,12 @@
 - FAILED: Slack refused it and will refuse it again; never retried by itself.
 - RETRY_LATER: provably not delivered and worth another try later (429, or the connection
   never opened).
+
+Slack's rate limits are per method (docs/slack-limits.md). A 429 from any method makes this
+process wait out its `Retry-After` for that method (for chat.postMessage, whose limit Slack
+states per channel, for that channel): until then the transport does not call it, and
+answers RETRY_LATER (`ratelimited`) itself (`MethodWaits`, shared by every request and pass
+of the process, on the injected clock).
 - AMBIGUOUS: Slack may or may not have posted it (timeout, dropped connection, 5xx,
   fatal_error): never resent blindly; the occurrence stays claimed under its lease until
   reconciliation settles it.
@@ -12,18 +18,34 @@
 
 from __future__ import annotations
 
+import copy
 import enum
+import math
 import socket
+import threading
 import urllib.error
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from core.clock import Clock, SystemClock
+
 EVENT_TYPE = "scheduled_message"
 DEFAULT_RETRY_AFTER = 60
+
+
+class Method(enum.StrEnum):
+    """The Web API methods this service calls, each rate limited on its own."""
+
+    AUTH_TEST = "auth.test"
+    POST_MESSAGE = "chat.postMessage"
+    UPDATE = "chat.update"
+    HISTORY = "conversations.history"
+    OPEN = "conversations.open"
 
 
 class Outcome(enum.Enum):
@@ -105,6 +127,10 @@ def classify_exception(exc: BaseException) -> PostResult:
     return PostResult(Outcome.AMBIGUOUS, "connection_error", detail=repr(reason))
 
 
+# The codes that mean "this method is rate limited": HTTP 429 is answered as `ratelimited`.
+RATE_LIMITED = frozenset({"ratelimited", "rate_limited"})
+
+
 def _retry_after(headers: dict[str, Any]) -> int:
     for key, value in headers.items():
         if key.lower() == "retry-after":
@@ -173,22 +199,90 @@ def _failure(exc: BaseException) -> PostResult:
     return classify_exception(exc)
 
 
+# What one wait holds back: a method, and for chat.postMessage the channel.
+_Scope = tuple[Method, str | None]
+
+
+class MethodWaits:
+    """Until when Slack asked this process to wait before calling each method again (for
+    chat.postMessage, in each channel): the Retry-After of its last 429, kept across
+    requests and passes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._until: dict[_Scope, datetime] = {}
+
+    def until(self, scope: _Scope, now: datetime) -> datetime | None:
+        """When `scope` may be called again, None if it may be now."""
+        with self._lock:
+            until = self._until.get(scope)
+        return until if until is not None and until > now else None
+
+    def wait(self, scope: _Scope, until: datetime, now: datetime) -> None:
+        with self._lock:
+            # Waits that are over go, so the record stays as small as the waits running.
+            self._until = {s: u for s, u in self._until.items() if u > now}
+            self._until[scope] = max(until, self._until.get(scope, until))
+
+
+_Answer = TypeVar("_Answer")
+
+
 class SlackTransport:
-    def __init__(self, token: str, base_url: str, timeout_seconds: int) -> None:
+    def __init__(
+        self, token: str, base_url: str, timeout_seconds: int, clock: Clock | None = None
+    ) -> None:
         # No retry handlers: the SDK's default one re-posts after a connection that dropped
         # after Slack had the request, which would be a second message.
         self._client = WebClient(
             token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
         )
         self._identity: Identity | None = None
+        self._waits_clock: Clock = clock or SystemClock()
+        self._waits = MethodWaits()
+
+    def with_clock(self, clock: Clock) -> SlackTransport:
+        """This transport on another clock: the same connection and the same waits."""
+        other = copy.copy(self)
+        other._waits_clock = clock
+        return other
+
+    def waiting_until(self, method: Method, channel: str | None = None) -> datetime | None:
+        """When `method` (chat.postMessage: to `channel`) may be called again after a 429,
+        None if it may be now."""
+        return self._waits.until((method, channel), self._waits_clock.now())
+
+    def _call(
+        self, method: Method, call: Callable[[], _Answer], channel: str | None = None
+    ) -> _Answer | PostResult:
+        """Slack's answer to `call`, or what went wrong: a 429 makes the process wait out
+        its Retry-After for `method` (in `channel`, when given), and meanwhile it is not
+        called at all."""
+        now = self._waits_clock.now()
+        until = self._waits.until((method, channel), now)
+        if until is not None:
+            return PostResult(
+                Outcome.RETRY_LATER,
+                "ratelimited",
+                retry_after=max(1, math.ceil((until - now).total_seconds())),
+                detail=f"{method} waits out Slack's Retry-After until {until.isoformat()}",
+            )
+        try:
+            return call()
+        except Exception as exc:  # classified: what it means depends on the method
+            failure = _failure(exc)
+        if failure.code in RATE_LIMITED:
+            wait = timedelta(seconds=failure.retry_after or DEFAULT_RETRY_AFTER)
+            now = self._waits_clock.now()
+            self._waits.wait((method, channel), now + wait, now)
+        return failure
 
     def identity(self) -> Identity | PostResult:
         """This token's bot (`auth.test`), asked once per process; the failure otherwise."""
         if self._identity is None:
-            try:
-                answer = self._client.auth_test()
-            except Exception as exc:  # a read: safe to ask again later
-                return _failure(exc)
+            answer = self._call(Method.AUTH_TEST, self._client.auth_test)
+            if isinstance(answer, PostResult):  # a read: safe to ask again later
+                return answer
             bot_id, app_id = answer.get("bot_id"), answer.get("app_id")
             self._identity = Identity(
                 bot_id if isinstance(bot_id, str) else None,
@@ -202,8 +296,9 @@ class SlackTransport:
         """One page of the channel's history between `oldest` and `latest` (inclusive), from
         `cursor` (None: the newest first). Slack may answer fewer messages than asked for
         while more remain: only an empty `next_cursor` ends the window."""
-        try:
-            page = self._client.conversations_history(
+        page = self._call(
+            Method.HISTORY,
+            lambda: self._client.conversations_history(
                 channel=channel,
                 oldest=_slack_ts(oldest),
                 latest=_slack_ts(latest),
@@ -211,9 +306,10 @@ class SlackTransport:
                 include_all_metadata=True,
                 limit=200,
                 cursor=cursor,
-            )
-        except Exception as exc:  # reads are safe to repeat
-            return HistoryPage(error=_failure(exc))
+            ),
+        )
+        if isinstance(page, PostResult):  # reads are safe to repeat
+            return HistoryPage(error=page)
         messages = tuple(m for m in page.get("messages") or [] if isinstance(m, dict))
         next_cursor = (page.get("response_metadata") or {}).get("next_cursor")
         return HistoryPage(
@@ -225,10 +321,9 @@ class SlackTransport:
         answers the same `D…` id for the same person every time), or what went wrong: a
         FAILED result (`user_not_found`, `user_disabled`, `cannot_dm_bot`...) is definitive,
         anything else is worth another try. Nothing is posted either way."""
-        try:
-            answer = self._client.conversations_open(users=user)
-        except Exception as exc:
-            return _failure(exc)
+        answer = self._call(Method.OPEN, lambda: self._client.conversations_open(users=user))
+        if isinstance(answer, PostResult):
+            return answer
         channel = answer.get("channel")
         dm = channel.get("id") if isinstance(channel, dict) else None
         if not isinstance(dm, str) or not dm:
@@ -245,16 +340,18 @@ class SlackTransport:
     ) -> PostResult:
         """chat.update of our message `ts` in `channel` (its metadata kept); DELIVERED when
         Slack took it."""
-        try:
-            self._client.chat_update(
+        answer = self._call(
+            Method.UPDATE,
+            lambda: self._client.chat_update(
                 channel=channel,
                 ts=ts,
                 text=text,
                 blocks=blocks,
                 metadata=delivery_metadata(delivery_id),
-            )
-        except Exception as exc:
-            return _failure(exc)
+            ),
+        )
+        if isinstance(answer, PostResult):
+            return answer
         return PostResult(Outcome.DELIVERED, ts=ts)
 
     def post(
@@ -264,15 +361,20 @@ class SlackTransport:
         delivery_id: str,
         blocks: list[dict[str, Any]] | None = None,
     ) -> PostResult:
-        try:
-            response = self._client.chat_postMessage(
+        # Anything that raises before an answer is classified (a dropped connection: the
+        # post may have landed, AMBIGUOUS).
+        response = self._call(
+            Method.POST_MESSAGE,
+            lambda: self._client.chat_postMessage(
                 channel=channel,
                 text=text,
                 blocks=blocks,
                 metadata=delivery_metadata(delivery_id),
-            )
-        except Exception as exc:  # anything before an answer: the post may have landed
-            return _failure(exc)
+            ),
+            channel,
+        )
+        if isinstance(response, PostResult):
+            return response
         ts = response.get("ts")
         if not isinstance(ts, str):
             return PostResult(Outcome.AMBIGUOUS, "missing_ts", detail="ok without a ts")

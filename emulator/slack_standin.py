@@ -47,7 +47,8 @@ Inspection and control, in-process or over HTTP (workers in other processes post
   start(), stop(), url, control_url, usable as a context manager;
   posts() -> [RecordedPost], updates() -> [RecordedPost] (each chat.update taken, as the
   message stood after it), delivery_ids(), inject(Fault), clear_faults(),
-  reset() (back to fresh: no posts, faults, channel states, rate limits, skew or page rules).
+  reset() (back to fresh: no posts, faults, channel states, rate limits, skew or page rules),
+  calls(method) -> how many authenticated calls of the method came in, whatever the answer.
 - set_channel(channel, *, exists=True, archived=False, member=True); a channel never set is
   known, not archived, with the bot in it.
 - set_user(user, *, exists=True, deactivated=False, bot=False); a user id never set is a
@@ -120,6 +121,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -248,6 +250,7 @@ class SlackStandIn:
         self._channels: dict[str, ChannelState] = {}
         self._users: dict[str, UserState] = {BOT_USER_ID: UserState(bot=True)}
         self._opened: set[str] = set()  # DMs conversations.open has opened
+        self._calls: Counter[str] = Counter()  # every call that reached a method, answered or not
         self._rate_limits = RateLimits()
         self._skew = skew
         self._page_max: int | None = None
@@ -357,6 +360,12 @@ class SlackStandIn:
         with self._lock:
             self._users[user] = state
 
+    def calls(self, method: str) -> int:
+        """How many authenticated calls of `method` reached the stand-in, whatever it
+        answered (a 429 and a fault included)."""
+        with self._lock:
+            return self._calls[method]
+
     def dm_channel(self, user: str) -> str:
         """The DM channel id conversations.open answers for `user`."""
         return dm_id(user)
@@ -410,6 +419,7 @@ class SlackStandIn:
             self._channels.clear()
             self._users = {BOT_USER_ID: UserState(bot=True)}
             self._opened.clear()
+            self._calls.clear()
             self._rate_limits.clear()
             self._skew = timedelta(0)
             self._page_max = None
@@ -445,6 +455,7 @@ class SlackStandIn:
         if auth_error is not None:
             return _reply({"ok": False, "error": auth_error})
         with self._lock:
+            self._calls[method] += 1
             wait = self._rate_limits.admit(method, self._clock.now())
         if wait is not None:
             headers = (("Retry-After", str(wait)),)

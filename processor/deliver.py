@@ -7,7 +7,7 @@ suffices."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from core import logs
@@ -22,7 +22,7 @@ from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
-from processor.pacing import hold_channel
+from processor.pacing import hold_channel, rate_limit_wait
 
 
 def deliver_one(
@@ -39,19 +39,39 @@ def deliver_one(
     return result, claim
 
 
-def deliver_paced(rt: Runtime, kind: Kind[Any], snap: Snapshot) -> tuple[Result, Claim[Any] | None]:
+def deliver_paced(
+    rt: Runtime, kind: Kind[Any], snap: Snapshot, hold_until: datetime
+) -> tuple[Result, Claim[Any] | None]:
     """`deliver_one` for a delivery whose acknowledgement releases its channel (DISPATCH=pubsub,
-    an ordered subscription): it returns once the channel may take its next post
-    (processor.pacing.hold_channel; ChannelWait when that is too far off)."""
+    an ordered subscription): a rate-limited post is tried again under the same claim once
+    Slack's Retry-After has passed, while that is before `hold_until`; it returns once the
+    channel may take its next post (processor.pacing.hold_channel; ChannelWait when that is
+    too far off)."""
     claim = claim_occurrence(rt, kind, snap)
     if not isinstance(claim, Claim):
         return claim, None
     post = send(rt, claim)
+    while (wait := _held_wait(rt, claim, post, hold_until)) is not None:
+        rt.clock.sleep(wait.total_seconds())
+        post = send(rt, claim)
     answered = rt.clock.now()
     result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
     hold_channel(rt.clock, answered, post.retry_after)
     return result, claim
+
+
+def _held_wait(
+    rt: Runtime, claim: Claim[Any], post: PostResult, hold_until: datetime
+) -> timedelta | None:
+    """Slack's Retry-After for a rate-limited post, if the delivery can wait it out: before
+    `hold_until` and before the claim's post deadline."""
+    wait = rate_limit_wait(post)
+    if wait is None:
+        return None
+    ready = rt.clock.now() + wait
+    latest = hold_until if claim.post_by is None else min(hold_until, claim.post_by)
+    return wait if ready <= latest else None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from core.runtime import Runtime
+from core.slack import Method
 from core.store import Snapshot
 from processor.deliver import Sent, record_sends
 from processor.dispatch import Dispatcher, Done
@@ -68,6 +69,8 @@ class Page:
         try:
             self._lanes = [Lane(i, channel_of(docs[0]), docs) for i, docs in enumerate(lanes)]
             self._live = list(self._lanes)
+            for lane in self._lanes:
+                self._hold_if_rate_limited(lane.channel)
             self._run()
         except Exception as exc:
             self.failed = True
@@ -157,8 +160,17 @@ class Page:
         the next record."""
         if done.answered is not None and lane.channel is not None:
             self._pacer.answered(lane.channel, done.answered)
+            self._hold_if_rate_limited(lane.channel)
         if isinstance(done.outcome, Sent):
             self._unrecorded.append(done.outcome)
+
+    def _hold_if_rate_limited(self, channel: str | None) -> None:
+        """A channel whose chat.postMessage answered 429 (in this pass or an earlier one of
+        the process) has its next slot at the end of Slack's Retry-After: waited for within
+        the pass's budget, deferred beyond it."""
+        waiting = self._rt.slack.waiting_until(Method.POST_MESSAGE, channel) if channel else None
+        if channel is not None and waiting is not None:
+            self._pacer.hold(channel, waiting)
 
     def _slot_key(self, lane: Lane) -> tuple[Any, ...]:
         slot = self._pacer.ready_at(lane.channel) if lane.channel else None

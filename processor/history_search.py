@@ -9,7 +9,7 @@
 - The history calls come from one budget per pass (HISTORY_CALLS_PER_PASS), shared by every
   lease the pass reconciles, each taking an even share of what is left, so one busy channel
   cannot spend the rest. A rate limit (429) ends the pass's reading; the process waits out
-  its Retry-After before calling history again.
+  its Retry-After before calling history again (core.slack: the transport's wait per method).
 - Only our own posts prove a delivery: the message must carry our metadata event type and
   the delivery id, and have been posted by this token's bot (`auth.test`).
 """
@@ -28,9 +28,18 @@ from core import logs
 from core.documents.deliveries import LedgerField, LedgerWrite, SearchField
 from core.documents.leases import LeasePatch
 from core.documents.subjects import SubjectWrite
-from core.runtime import HistoryPause, Runtime
+from core.runtime import Runtime
 from core.settings import Settings
-from core.slack import EVENT_TYPE, HistoryPage, Identity, Lookup, Outcome, PostResult, Witness
+from core.slack import (
+    EVENT_TYPE,
+    HistoryPage,
+    Identity,
+    Lookup,
+    Method,
+    Outcome,
+    PostResult,
+    Witness,
+)
 from processor.held import history_unreadable
 
 # Slack's clock and ours may disagree a little; the window allows for it on both sides.
@@ -108,16 +117,15 @@ class Search:
 class HistoryBudget:
     """The history calls one pass may make, shared by every lease it reconciles."""
 
-    def __init__(self, calls: int, pause: HistoryPause, now: datetime) -> None:
-        paused = pause.until()
-        self._calls = 0 if paused is not None and paused > now else calls
-        self._pause = pause
+    def __init__(self, calls: int, paused_until: datetime | None) -> None:
+        self._calls = 0 if paused_until is not None else calls
         self._waiting = 0
-        self.resume_at: datetime | None = paused if paused is not None and paused > now else None
+        self.resume_at = paused_until
 
     @classmethod
     def for_pass(cls, rt: Runtime) -> HistoryBudget:
-        return cls(rt.settings.history_calls_per_pass, rt.history_pause, rt.clock.now())
+        """The pass's calls; none while the process waits out a history 429's Retry-After."""
+        return cls(rt.settings.history_calls_per_pass, rt.slack.waiting_until(Method.HISTORY))
 
     def expect(self, leases: int) -> None:
         """`leases` more will ask for a share."""
@@ -134,10 +142,10 @@ class HistoryBudget:
         self._calls -= 1
 
     def rate_limited(self, until: datetime) -> None:
-        """Slack answered 429: no more history calls this pass, nor before `until`."""
+        """Slack answered 429: no more history calls this pass (the transport makes none
+        before `until`)."""
         self._calls = 0
         self.resume_at = until
-        self._pause.wait_until(until)
 
 
 def searchable(rt: Runtime, entry: dict[str, Any], fallback: datetime) -> Search | None:

@@ -9,9 +9,15 @@ next pass instead: not claimed, so nothing is held and nothing is lost."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from core.clock import Clock
+from core.documents.errors import ErrorField
+from core.documents.subjects import SubjectField
 from core.runtime import RecentPosts
+from core.settings import Settings
+from core.slack import DEFAULT_RETRY_AFTER, RATE_LIMITED, Outcome, PostResult
+from core.subscription import ack_deadline_seconds
 
 POST_INTERVAL = timedelta(seconds=1)
 
@@ -55,9 +61,41 @@ class ChannelPacer:
             self._recent.note(channel, at)
 
 
-# The longest a `deliver` delivery keeps its channel's ordering key by waiting itself; a
-# longer wait (Slack's Retry-After) is handed back to Pub/Sub (ChannelWait: not acknowledged).
+# The longest a `deliver` delivery keeps its channel's ordering key by waiting itself after
+# Slack answered; a longer wait (Slack's Retry-After) is handed back to Pub/Sub (ChannelWait:
+# not acknowledged). A rate-limited post is waited out before this, up to `hold_limit`.
 MAX_HOLD = timedelta(seconds=5)
+# What a delivery keeps of its push's ack deadline besides a post's timeout: its finalize,
+# its reads, and the second of pacing after the post.
+PUSH_MARGIN = timedelta(seconds=10)
+
+
+def hold_limit(settings: Settings) -> timedelta:
+    """How long a `deliver` delivery may wait out Slack's Retry-After itself, and so keep its
+    message unanswered (not nacked: Pub/Sub counts no delivery attempt) and its channel's
+    later messages behind it: its push's ack deadline, less a post's timeout and a margin
+    (40 s with the defaults)."""
+    deadline = timedelta(seconds=ack_deadline_seconds(settings.slack_timeout_seconds))
+    return deadline - timedelta(seconds=settings.slack_timeout_seconds) - PUSH_MARGIN
+
+
+def rate_limit_wait(post: PostResult) -> timedelta | None:
+    """How long Slack asked to wait before this post is tried again; None when it was not
+    rate limited (delivered, failed, ambiguous, or released for another reason)."""
+    if post.outcome is not Outcome.RETRY_LATER or post.code not in RATE_LIMITED:
+        return None
+    return timedelta(seconds=post.retry_after or DEFAULT_RETRY_AFTER)
+
+
+def rate_limited_until(subject: dict[str, Any], now: datetime) -> datetime | None:
+    """When a subject released for a Slack rate limit (`last_error` `ratelimited`) may be
+    claimed again, if that is after `now`; None for any other subject."""
+    due = subject.get(SubjectField.NEXT_RUN_AT)
+    error = subject.get(SubjectField.LAST_ERROR)
+    code = error.get(ErrorField.CODE) if isinstance(error, dict) else None
+    if isinstance(due, datetime) and due > now and code in RATE_LIMITED:
+        return due
+    return None
 
 
 class ChannelWait(Exception):

@@ -22,6 +22,7 @@ What Pub/Sub sees:
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import flask
@@ -33,13 +34,14 @@ from core.http import auth_config
 from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
+from core.slack import Method
 from core.store import is_document_id
 from interactions.handoff import ANSWERS
 from interactions.show import show_answers
 from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
 from processor.outcome import Result
-from processor.pacing import ChannelWait
+from processor.pacing import ChannelWait, hold_limit, rate_limited_until
 from targets.kinds import KINDS_BY_NAME
 
 
@@ -79,10 +81,13 @@ def handle_deliver(request: flask.Request, event: Any) -> None:
 
 def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
     """Deliver the occurrence; acknowledged only once its channel may take its next post
-    (processor.pacing.hold_channel). A longer wait (Slack's Retry-After) answers 429: Pub/Sub
-    delivers the message again after its backoff, its channel's later messages behind it."""
+    (processor.pacing.hold_channel). Slack's Retry-After is waited out in the delivery, up to
+    processor.pacing.hold_limit: the message is neither acknowledged nor nacked meanwhile, so
+    the channel's later messages stay behind it and no delivery attempt is counted. A longer
+    wait answers 429: Pub/Sub delivers the message again after its backoff, the channel's
+    later messages behind it."""
     try:
-        deliver_occurrence(rt, occurrence, message_id)
+        deliver_occurrence(rt, occurrence, message_id, rt.clock.now() + hold_limit(rt.settings))
     except ChannelWait as exc:
         logs.info(
             "channel rate limited; message handed back to Pub/Sub",
@@ -129,11 +134,21 @@ def read_message(data: Any) -> DueOccurrence:
     return occurrence
 
 
-def deliver_occurrence(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> Result:
+def deliver_occurrence(
+    rt: Runtime, occurrence: DueOccurrence, message_id: str, hold_until: datetime | None = None
+) -> Result:
     """Read the document the message names and deliver what it is due for now: its claim
-    decides, so a document claimed or settled since the tick found it posts nothing."""
+    decides, so a document claimed or settled since the tick found it posts nothing. A
+    document released for a Slack rate limit, or a person's DM that conversations.open's
+    Retry-After keeps from opening, is waited for if that ends by `hold_until` (default:
+    now); later, ChannelWait hands the message back, so the channel's later messages do not
+    overtake it."""
     kind = KINDS_BY_NAME[occurrence.kind]
-    snap = rt.db.collection(kind.collection).document(occurrence.subject_id).get()
+    ref = rt.db.collection(kind.collection).document(occurrence.subject_id)
+    hold_until = hold_until or rt.clock.now()
+    snap = ref.get()
+    if _waited(rt, rate_limited_until(snap.to_dict() or {}, rt.clock.now()), hold_until):
+        snap = ref.get()
     fields: dict[str, Any] = {
         kind.id_field: occurrence.subject_id,
         "pubsub_message_id": message_id,
@@ -142,9 +157,27 @@ def deliver_occurrence(rt: Runtime, occurrence: DueOccurrence, message_id: str) 
     if not snap.exists:
         logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
         return Result.SKIPPED
-    result, claim = deliver_paced(rt, kind, snap)
-    if claim is None:
+    result, claim = deliver_paced(rt, kind, snap, hold_until)
+    while (
+        claim is None
+        and result is Result.RELEASED  # left due by its plan: the DM was not opened
+        and _waited(rt, rt.slack.waiting_until(Method.OPEN), hold_until)
+    ):
+        result, claim = deliver_paced(rt, kind, ref.get(), hold_until)
+    if claim is None and result in (Result.DUPLICATE, Result.SKIPPED):
         # Claimed or settled by another delivery (a redelivered or duplicate message), or
-        # not due (any more): the ledger already says what happened to the occurrence.
+        # not due (any more): the ledger already says what happened to the occurrence. (A
+        # document the plan settled itself, failed or left due, has its own outcome line.)
         logs.info("nothing to deliver: not claimable now", **fields, status=result.value)
     return result
+
+
+def _waited(rt: Runtime, until: datetime | None, hold_until: datetime) -> bool:
+    """Slept until `until` if it comes by `hold_until`; False when there is nothing to wait
+    for; ChannelWait when it is later (the message is handed back to Pub/Sub)."""
+    if until is None:
+        return False
+    if until > hold_until:
+        raise ChannelWait(until)
+    rt.clock.sleep(max(0.0, (until - rt.clock.now()).total_seconds()))
+    return True

@@ -5,13 +5,19 @@ the tick after and the recorded answer is never lost."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from emulator.slack_clicks import click_payload, form_body
 from emulator.slack_standin import Fault
+from messages.kind import MESSAGE_KIND
+from processor.tick import run_tick
+from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import buttons, click, send
+from tests.fixtures.messages import seed_message
 from tests.fixtures.tick import answer, at, bearer, tick
+from tests.interactions.conftest import ACTIONS
 
 ALICE, BOB = "U0ALICE00", "U0BOB0000"
 
@@ -82,3 +88,37 @@ def test_a_failed_update_is_retried_by_the_next_tick_and_the_answer_kept(
     assert stored["action_id"] == "done" and "pending_update" not in stored
     again = _next_tick(tick_app)
     assert "answers_shown" not in again and len(slack.posts()) == 1
+
+
+def test_a_429_from_chat_update_holds_every_update_until_its_retry_after(clicks, slack, db, rt):
+    """Slack's Retry-After for chat.update holds the rest of the pass and every pass before
+    it ends; then every answer is shown."""
+    for channel in ("C0123ABCD", "C0OTHER01"):
+        seed_message(db, channel=channel, actions=ACTIONS)
+    run_tick(rt, MESSAGE_KIND)
+    posts = slack.posts()
+    slack.inject(Fault(kind="error", code="internal_error", method="chat.update"))
+    for post in posts:  # both answers recorded, neither shown
+        assert click(clicks, post, "done", ALICE, rt.clock.now()).status_code == 200
+    slack.clear_faults()
+    slack.inject(Fault(kind="rate_limit", method="chat.update", retry_after=60, times=1))
+    before = slack.calls("chat.update")
+
+    run_pass(rt)
+
+    assert slack.calls("chat.update") == before + 1  # the other post was not updated
+    rt.clock.advance(timedelta(seconds=59))
+    run_pass(rt)
+    assert slack.calls("chat.update") == before + 1
+    assert _shown(slack) == ["", ""]
+
+    rt.clock.advance(timedelta(seconds=2))
+    run_pass(rt)
+
+    assert slack.calls("chat.update") == before + 3
+    assert _shown(slack) == [f"<@{ALICE}> answered *Done*"] * 2
+
+
+def _shown(slack: Any) -> list[str]:
+    """What each post shows now, in the order posted."""
+    return [_context(post) for post in slack.posts()]

@@ -124,6 +124,32 @@ def test_a_dm_slack_cannot_open_now_stays_due_and_goes_out_later(rt, db, slack):
     assert message(db, mid)["status"] == "sent"
 
 
+def test_a_429_from_conversations_open_is_waited_out_by_the_whole_process(rt, db, slack):
+    """Slack's Retry-After for conversations.open holds the rest of the pass and every pass
+    before it ends: nobody's DM is asked for again until then."""
+    slack.inject(Fault("rate_limit", method="conversations.open", times=1, retry_after=90))
+    first = [to_person(db, text="one"), to_person(db, text="two")]  # one lane: in turn
+    later = to_person(db, user="U0PERSON2", next_run_at=T0 + timedelta(seconds=30))
+
+    run_pass(rt)
+
+    assert slack.calls("conversations.open") == 1  # the second was not asked for
+    assert slack.posts() == [] and ledger(db) == {}
+    rt.clock.advance(timedelta(seconds=60))
+    run_pass(rt)  # still inside the Retry-After: all three due, none asked for
+    assert slack.calls("conversations.open") == 1 and slack.posts() == []
+    assert [message(db, m)["status"] for m in [*first, later]] == ["pending"] * 3
+
+    rt.clock.advance(timedelta(seconds=31))
+    run_pass(rt)
+
+    assert slack.calls("conversations.open") == 4
+    assert sorted(p.channel for p in slack.posts()) == sorted(
+        [slack.dm_channel(PERSON)] * 2 + [slack.dm_channel("U0PERSON2")]
+    )
+    assert [message(db, m)["status"] for m in [*first, later]] == ["sent"] * 3
+
+
 def test_messages_to_one_person_are_paced_in_their_dm(rt, db, slack):
     first = to_person(db, text="one")
     second = to_person(db, text="two")

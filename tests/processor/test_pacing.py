@@ -65,6 +65,29 @@ def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
     assert message(db, mid)["status"] == "sent"
 
 
+def test_a_429_holds_its_channel_until_its_retry_after_in_this_pass_and_the_next(rt, db, slack):
+    """After a chat.postMessage 429, nothing is posted to that channel before Slack's
+    Retry-After, in this pass or a later one (beyond the pass's budget: left due,
+    unclaimed); other channels go on."""
+    ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=3 - n)) for n in range(3)]
+    other = seed_message(db, channel="C0OTHER01")
+    slack.inject(Fault(kind="rate_limit", channel="C0123ABCD", retry_after=60, times=1))
+
+    first = run_tick(rt, MESSAGE_KIND)
+
+    assert (first["released"], first["deferred"], first["sent"]) == (1, 2, 1)
+    assert message(db, other)["status"] == "sent"
+    assert slack.calls("chat.postMessage") == 2  # the 429, and the other channel's post
+    rt.clock.advance(timedelta(seconds=5))
+    assert run_tick(rt, MESSAGE_KIND)["claimed"] == 0  # 55 s to go: beyond the budget
+    assert slack.calls("chat.postMessage") == 2
+    rt.clock.advance(timedelta(seconds=55))
+
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 3
+    assert [message(db, i)["status"] for i in ids] == ["sent"] * 3
+    assert len(slack.posts()) == 4
+
+
 class _FirstPostSlowOnTheWay(SlackTransport):
     """The first post spends 0.4 s (on the test clock) on its way to Slack; later ones
     arrive at once."""

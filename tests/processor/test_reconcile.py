@@ -173,6 +173,25 @@ def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, sla
     assert message(db, mid)["status"] == "sent"
 
 
+def test_a_history_429_holds_every_lease_of_the_process_until_its_retry_after(rt, db, slack):
+    ids = [seed_message(db, channel=c) for c in ("C0123ABCD", "C0OTHER01")]
+    slack.inject(Fault(kind="drop_after_receipt", times=2))
+    slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1, retry_after=30))
+    run_tick(rt, MESSAGE_KIND)
+    past_lease(rt)
+
+    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 0
+    assert slack.calls(HISTORY) == 1  # the other lease's channel was not read
+    rt.clock.advance(timedelta(seconds=29))
+    run_tick(rt, MESSAGE_KIND)
+    assert slack.calls(HISTORY) == 1
+    rt.clock.advance(timedelta(seconds=1))
+
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
+    assert slack.calls(HISTORY) == 3
+    assert [message(db, m)["status"] for m in ids] == ["sent", "sent"]
+
+
 def test_a_late_worker_cannot_overwrite_what_reconciliation_settled(rt, db, slack, settings):
     mid = seed_message(db)
     late = make_runtime(settings, db, rt.clock, "worker-late")

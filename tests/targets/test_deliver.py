@@ -297,3 +297,97 @@ def test_deliver_holds_its_channel_a_second_and_hands_a_long_retry_after_back(
     assert push(deliver, second) == 429  # Slack said wait ~59 s: not acknowledged
     assert slack.delivery_ids() == [message_delivery_id("m1", T0)]
     assert message(db, "m2")["status"] == "pending"  # released, still due later
+
+
+def test_a_run_of_429s_is_waited_out_in_one_delivery_and_nothing_overtakes_it(
+    rt, pubsub, deliver, db, slack, clock
+):
+    """Six 429s in a row: the delivery waits out each Retry-After itself, so the message is
+    never nacked (Pub/Sub counts no attempt toward the dead-letter topic), it is sent once,
+    and the channel's next message is handed out only after it."""
+    slack.inject(Fault(kind="rate_limit", retry_after=2, times=6))
+    seed_message(db, "m1")
+    seed_message(db, "m2")
+    published(rt, "m1", "m2")
+    (first,) = pubsub.pull()
+
+    assert push(deliver, first) == 200  # one push, answered once the post went out
+    assert pubsub.is_empty()  # unacknowledged, it keeps its channel's next message back
+    pubsub.ack(first)
+    assert slack.calls("chat.postMessage") == 7
+    sent_once(db, slack, "m1")
+    (second,) = pubsub.pull()
+    assert push(deliver, second) == 200
+
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0), message_delivery_id("m2", T0)]
+    assert ledger(db)[message_delivery_id("m1", T0)]["attempts"] == 1
+
+
+def test_a_dm_rate_limited_at_conversations_open_is_waited_for_in_one_delivery(
+    rt, pubsub, deliver, db, slack
+):
+    """Six 429s in a row from conversations.open: the delivery waits each out and opens the
+    DM, the message is never nacked nor dropped, and the person's next message waits."""
+    slack.inject(Fault(kind="rate_limit", method="conversations.open", retry_after=2, times=6))
+    seed_message(db, "m1", channel=None, user="U0PERSON1")
+    seed_message(db, "m2", channel=None, user="U0PERSON1")
+    published(rt, "m1", "m2", channel="U0PERSON1")
+    (first,) = pubsub.pull()
+
+    assert push(deliver, first) == 200
+    assert pubsub.is_empty()  # unacknowledged, it keeps the person's next message back
+    pubsub.ack(first)
+    assert slack.calls("conversations.open") == 7
+    sent_once(db, slack, "m1")
+    (second,) = pubsub.pull()
+    assert push(deliver, second) == 200
+
+    assert slack.delivery_ids() == [message_delivery_id("m1", T0), message_delivery_id("m2", T0)]
+
+
+def test_a_rate_limited_message_redelivered_early_is_handed_back_not_acknowledged(
+    rt, pubsub, deliver, db, slack, clock
+):
+    """A Retry-After longer than a delivery may wait is handed back to Pub/Sub (429); a
+    redelivery before it has passed is handed back again rather than acknowledged (which
+    would drop the message and let the channel's later ones go first); one that comes
+    within reach of it waits for it, and the occurrence is sent once."""
+    slack.inject(Fault(kind="rate_limit", retry_after=120, times=1))
+    seed_message(db, "m1")
+    published(rt, "m1")
+    (first,) = pubsub.pull()
+    assert push(deliver, first) == 429
+    pubsub.nack(first)
+
+    clock.advance(timedelta(seconds=10))  # Pub/Sub's first backoff
+    (again,) = pubsub.pull()
+    assert again.message_id == first.message_id
+    assert push(deliver, again) == 429  # 110 s to go: handed back, not acknowledged
+    pubsub.nack(again)
+    assert slack.delivery_ids() == []
+
+    clock.advance(timedelta(seconds=80))
+    (third,) = pubsub.pull()
+    assert third.message_id == first.message_id
+    assert push(deliver, third) == 200  # 30 s to go: waited for, then sent
+
+    sent_once(db, slack, "m1")
+
+
+def test_a_failed_delivery_is_logged_once(rt, pubsub, deliver, db, slack, capsys):
+    """A document the claim itself ends failed (here: Slack will not DM the person) is one
+    ERROR line, not also a `nothing to deliver` line."""
+    slack.set_user("U0GONE001", exists=False)
+    seed_message(db, "m1", channel=None, user="U0GONE001")
+    published(rt, "m1", channel="U0GONE001")
+    (pulled,) = pubsub.pull()
+    capsys.readouterr()
+
+    assert push(deliver, pulled) == 200
+
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    about = [line for line in lines if line.get("message_id") == "m1"]
+    assert [(line["severity"], line.get("error_code")) for line in about] == [
+        ("ERROR", "user_not_found")
+    ]
+    assert message(db, "m1")["status"] == "failed"
