@@ -14,6 +14,7 @@ import pytest
 from core.shards import shard_of
 from targets.kinds import run_pass
 from targets.operator import main
+from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.rotations import rotation, seed_rotation
 from tests.fixtures.runtime import make_runtime
@@ -47,11 +48,29 @@ def seed_strays(db: Any) -> None:
     seed_rotation(db, "rotation-no-shard")
 
 
+def seed_released_event(db: Any, doc_id: str, shard: int) -> None:
+    """An event released for a retry (its first send was rate limited) and due again."""
+    db.collection("events").document(doc_id).set(
+        {
+            "key": "stage-1:done",
+            "delivery_id": f"e:{doc_id}",
+            "created_at": T0,
+            "callers": 1,
+            "channel": "C0123ABCD",
+            "text": "Framing is done",
+            "attempts": 1,
+            "status": "pending",
+            "next_run_at": T0,
+            "shard": shard,
+        }
+    )
+
+
 def adopted(capsys: Any) -> dict[str, Any]:
     """The pass's `adopted` lines: each document's id and the shard it was put in."""
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     return {
-        line.get("message_id") or line.get("rotation_id"): line["shard"]
+        line.get("message_id") or line.get("rotation_id") or line.get("event_id"): line["shard"]
         for line in lines
         if line.get("status") == "adopted"
     }
@@ -60,8 +79,10 @@ def adopted(capsys: Any) -> dict[str, Any]:
 def test_a_pass_puts_due_strays_in_their_shard_and_sends_them(sharded, db, slack, capsys):
     """A document the contract lets a service write straight to Firestore has no `shard`:
     with SHARDS above 1, the pass finds it all the same, puts it in its shard (one line
-    each) and sends it. The doctor is left with what is not due: the paused one."""
+    each) and sends it; so is a released event stored while SHARDS was larger. The doctor is
+    left with what is not due: the paused one."""
     seed_strays(db)
+    seed_released_event(db, "event-old-modulus", SHARDS + 1)
     capsys.readouterr()
 
     run_pass(sharded)
@@ -73,9 +94,10 @@ def test_a_pass_puts_due_strays_in_their_shard_and_sends_them(sharded, db, slack
             "m:above:20270104T090000Z",
             "m:a-string:20270104T090000Z",
             "r:rotation-no-shard:2027-01-04",
+            "e:event-old-modulus",
         ]
     )
-    strays = ("no-shard", "above", "a-string", "rotation-no-shard")
+    strays = ("no-shard", "above", "a-string", "rotation-no-shard", "event-old-modulus")
     assert adopted(capsys) == {doc_id: shard_of(doc_id, SHARDS) for doc_id in strays}
     assert message(db, "above")["shard"] == shard_of("above", SHARDS)
     assert rotation(db, "rotation-no-shard")["shard"] == shard_of("rotation-no-shard", SHARDS)
