@@ -20,6 +20,7 @@ from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField, RotationStatus
 from core.documents.subjects import SubjectField
 from core.models import USER_ID
+from core.shards import in_range
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -40,6 +41,13 @@ INTERACTION_SIGNATURES = "interaction_signatures"
 
 _EVENT_PENDING = EventStatus.PENDING.value
 _EVENT_SENDING = EventStatus.SENDING.value
+
+# What each collection's due query finds documents waiting in (the statuses a pass sends).
+_WAITING = {
+    MESSAGES: FieldFilter(MessageField.STATUS, "in", list(WAITING)),
+    ROTATIONS: FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE),
+    EVENTS: FieldFilter(SubjectField.STATUS, "==", _EVENT_PENDING),
+}
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.
 _RESERVED_ID = re.compile(r"\.|\.\.|__.*__", re.DOTALL)
@@ -94,8 +102,7 @@ def due_messages(
     one query per waiting status, merged. Materialised: iterating a live stream while doing
     slow work per document has crashed inside the client's retry path."""
     if not excluding:
-        waiting = FieldFilter(MessageField.STATUS, "in", list(WAITING))
-        return _due(db, MESSAGES, now, limit, shards, waiting)
+        return _due(db, MESSAGES, now, limit, shards, _WAITING[MESSAGES])
     people = [key for key in excluding if USER_ID.match(key)]
     channels = [key for key in excluding if key not in people]
     # ([""]: no channel or person left out, only the documents without the field.)
@@ -174,6 +181,24 @@ def _due_in(
     return list(query.order_by(SubjectField.NEXT_RUN_AT).limit(limit).stream())
 
 
+def outside_shards(
+    db: firestore.Client, collection: str, now: datetime, limit: int, shards: int
+) -> list[Snapshot]:
+    """Due documents of `collection` that no shard's due query finds: among the oldest
+    `limit` due, those whose `shard` is missing (a writer may store a document straight
+    without one), not an integer or outside 0..shards-1. Firestore cannot query for a field
+    a document lacks, so they are read through the unsharded (status, next_run_at) index;
+    none with one shard, whose due query has no shard filter."""
+    if shards == 1:
+        return []
+    page = _due_in(db, collection, now, limit, (_WAITING[collection],))
+    return [snap for snap in page if not in_range(_shard(snap), shards)]
+
+
+def _shard(snap: Snapshot) -> object:
+    return (snap.to_dict() or {}).get(SubjectField.SHARD)
+
+
 def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snapshot]:
     """Messages still `sending` whose lease ran out: the worker died, or the send was
     ambiguous. Through the (status, lease.expires_at) composite index."""
@@ -216,7 +241,7 @@ def due_events(
     """Events released for another attempt (`pending`) and due again, oldest first, through
     the (status, next_run_at) index; `excluding` (channels: an event stores the DM it
     posts to) and `shards` as for `due_messages`."""
-    filters = [FieldFilter(SubjectField.STATUS, "==", _EVENT_PENDING)]
+    filters = [_WAITING[EVENTS]]
     if excluding:
         filters.append(_not_in(excluding))
     return _due(db, EVENTS, now, limit, shards, *filters)
@@ -246,7 +271,7 @@ def due_rotations(
     """Active rotations whose next turn is due, oldest first, through the (status,
     next_run_at) index; `excluding` and `shards` as for `due_messages`. Whether the turn is
     really today's (and still open) is decided on the document."""
-    filters = [FieldFilter(RotationField.STATUS, "==", RotationStatus.ACTIVE)]
+    filters = [_WAITING[ROTATIONS]]
     if excluding:
         filters.append(_not_in(excluding))
     return _due(db, ROTATIONS, now, limit, shards, *filters)

@@ -66,6 +66,9 @@ class EventKind:
     id_field = LedgerField.EVENT_ID
     noun = "a sending event"
     summary_key: str | None = None
+    # Duplicate callers count themselves on the event (`callers`) while its first caller
+    # sends: the ledger entry, which every change of owner writes, is the send's fence.
+    fences_subject = False
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
         """The gates' documents of the page's events to people, in one batched read."""

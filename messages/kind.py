@@ -63,6 +63,7 @@ class MessageKind:
     id_field = LedgerField.MESSAGE_ID
     noun = "a sending message"
     summary_key: str | None = None
+    fences_subject = True
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
         """The gates' documents of the page's messages to people, in one batched read."""

@@ -2,12 +2,14 @@
 
     python -m targets.operator fail-held scheduled_messages/ID --reason "..."
     python -m targets.operator fail-held rotations/ID --reason "..."
+    python -m targets.operator fail-held events/ID --reason "..."
 
 For a document whose lease reconciliation cannot settle (it no longer parses, its ledger
 entry is not `claimed`, its lease names no occurrence): the lease goes, and nothing is
 posted. A message ends `failed` (`last_error.code: operator_failed`; an edit re-arms it);
 a rotation gives its claimed day up (`last_processed_date` stays on that day, the order
-goes on with the next turn). A `claimed` ledger entry of that occurrence becomes `failed`;
+goes on with the next turn); an event ends `failed` for good (its callers are told so). A
+`claimed` ledger entry of that occurrence becomes `failed`;
 any other entry keeps what it says. Both record who, when and why. A lease that is live
 and not held (a worker is sending right now) is refused.
 """
@@ -22,18 +24,22 @@ from google.cloud import firestore
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, OperatorRecord
 from core.documents.errors import StoredError
+from core.documents.events import EventStatus, EventWrite
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.rotations import RotationWrite
 from core.documents.subjects import SubjectWrite
 from core.documents.write import DELETE, UNSET
 from core.errors import AppError
-from core.models import message_delivery_id, rotation_delivery_id
+from core.models import event_delivery_id, message_delivery_id, rotation_delivery_id
 from core.runtime import Runtime
-from core.store import DELIVERIES, MESSAGES, ROTATIONS
+from core.store import DELIVERIES, EVENTS, MESSAGES, ROTATIONS
 from processor.held import live_until
 
 OPERATOR_FAILED = "operator_failed"
+# The collections whose leases it ends; those whose `sending` needs no lease to be ended.
+_LEASED = (MESSAGES, ROTATIONS, EVENTS)
+_SENDING_WITHOUT_LEASE = (MESSAGES, EVENTS)
 
 
 class FailHeldRefused(AppError):
@@ -44,8 +50,8 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
     if not reason.strip():
         raise FailHeldRefused("a reason is required: it is recorded on the document")
     collection, _, doc_id = path.partition("/")
-    if collection not in (MESSAGES, ROTATIONS) or not doc_id or "/" in doc_id:
-        raise FailHeldRefused(f"{path!r} is not {MESSAGES}/ID or {ROTATIONS}/ID")
+    if collection not in _LEASED or not doc_id or "/" in doc_id:
+        raise FailHeldRefused(f"{path!r} is not {MESSAGES}/ID, {ROTATIONS}/ID or {EVENTS}/ID")
     now = rt.clock.now()
     snap = rt.db.collection(collection).document(doc_id).get()
     data = snap.to_dict()
@@ -53,7 +59,8 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
         raise FailHeldRefused(f"no document {path!r}")
     lease = data.get(LEASE)
     if not isinstance(lease, dict):
-        if collection != MESSAGES or data.get(MessageField.STATUS) != Status.SENDING:
+        sending = data.get(MessageField.STATUS) == Status.SENDING  # an event's too
+        if collection not in _SENDING_WITHOUT_LEASE or not sending:
             raise FailHeldRefused(f"{path!r} holds no lease: nothing to fail")
         lease = {}  # `sending` with no lease a worker could hold (doctor: missing_lease)
     expires_at = live_until(lease, now)
@@ -82,9 +89,12 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
 
 
 def _failed(collection: str, lease: dict[str, Any], error: StoredError) -> SubjectWrite:
-    """The subject's write: a message `failed`; a rotation's claimed day given up."""
+    """The subject's write: a message or an event `failed`; a rotation's claimed day given
+    up."""
     if collection == MESSAGES:
         return MessageWrite(status=Status.FAILED, lease=DELETE, last_error=error)
+    if collection == EVENTS:
+        return EventWrite(status=EventStatus.FAILED, lease=DELETE, last_error=error)
     day = lease.get(LeaseField.OCCURRENCE_DATE)
     return RotationWrite(
         lease=DELETE,
@@ -95,7 +105,10 @@ def _failed(collection: str, lease: dict[str, Any], error: StoredError) -> Subje
 
 
 def _delivery_id(collection: str, doc_id: str, lease: dict[str, Any]) -> str | None:
-    """The ledger id of the occurrence the lease names, if it names one."""
+    """The ledger id of the occurrence the lease names, if it names one (an event has one
+    occurrence, whatever its lease says)."""
+    if collection == EVENTS:
+        return event_delivery_id(doc_id)
     if collection == MESSAGES:
         occurrence = lease.get(LeaseField.OCCURRENCE_AT)
         return message_delivery_id(doc_id, occurrence) if isinstance(occurrence, datetime) else None

@@ -1,10 +1,13 @@
 """Recording what a send did, only while still holding the lease.
 
-Every finalize is one batch over the subject (a message, a rotation) and its ledger entry,
-each conditioned on the update time our claim (or our last write) left; what it writes is the
-kind's (processor.abc.Kind.outcome_writes). If anything else wrote either document since
-(a reconciler took the expired lease over, an operator settled it), the batch fails whole:
-a worker that wakes up late cannot overwrite newer state, and its late result is logged.
+Every finalize is one batch over the subject (a message, a rotation, an event) and its ledger
+entry, each conditioned on the update time our claim (or our last write) left; what it writes
+is the kind's (processor.abc.Kind.outcome_writes). If anything else wrote either document
+since (a reconciler took the expired lease over, an operator settled it), the batch fails
+whole: a worker that wakes up late cannot overwrite newer state, and its late result is
+logged. An event's subject is written unconditioned (`Kind.fences_subject`): its duplicate
+callers count themselves on it while it is sent, and every change of its owner writes its
+ledger entry, so the ledger entry's condition alone is its fence.
 A pass records the sends of several claims in one such batch (`finalize_many`): one commit
 instead of one each, with the same conditions on every document.
 """
@@ -27,11 +30,10 @@ from core.store import DELIVERIES, read_in_order
 from processor.abc import Claim, Writes
 from processor.outcome import Result
 
-# Commits of one outcome, each after a precondition failed on an unrelated write. Every
-# duplicate caller of an event counts itself on the event (`callers`) while its first caller
-# sends, so a send with many racing callers meets several; past these, reconciliation
-# settles the send from Slack's history.
-FENCE_TRIES = 8
+# Commits of one outcome: the first, and one more when a precondition failed on an unrelated
+# write while the lease is still ours (a fenced document written by someone else since the
+# claim). Past these, reconciliation settles the send from Slack's history.
+FENCE_TRIES = 2
 
 
 def finalize(rt: Runtime, claim: Claim[Any], post: PostResult) -> Result:
@@ -118,10 +120,11 @@ def _commit_while_leased(
 def _commit(rt: Runtime, records: list[tuple[Claim[Any], Writes]]) -> None:
     batch = rt.db.batch()
     for claim, writes in records:
+        fenced = claim.kind.fences_subject
         batch.update(
             rt.db.collection(claim.kind.collection).document(claim.subject_id),
             writes.subject.to_document(),
-            option=rt.db.write_option(last_update_time=claim.subject_version),
+            option=rt.db.write_option(last_update_time=claim.subject_version) if fenced else None,
         )
         batch.update(
             rt.db.collection(DELIVERIES).document(claim.delivery_id),

@@ -97,6 +97,7 @@ class RotationDayKind:
     id_field = LedgerField.ROTATION_ID
     noun = "a claimed rotation day"
     summary_key: str | None = "rotations"
+    fences_subject = True
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> object:
         return None

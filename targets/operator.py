@@ -3,7 +3,7 @@
     python -m targets.operator list [--status claimed,unconfirmed,failed] [--limit 50]
     python -m targets.operator mark-delivered DELIVERY_ID --ts 1700000000.000100 --reason "..."
     python -m targets.operator release DELIVERY_ID --reason "..."
-    python -m targets.operator fail-held scheduled_messages/ID --reason "..."
+    python -m targets.operator fail-held COLLECTION/ID --reason "..."  (messages, rotations, events)
     python -m targets.operator doctor [--fix] [--json]
 
 `mark-delivered` is for an occurrence a person saw in the channel (unconfirmed, failed or
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     released.add_argument("delivery_id")
     released.add_argument("--reason", required=True)
     held = sub.add_parser("fail-held", help="end a lease reconciliation holds: nothing is sent")
-    held.add_argument("path", help="scheduled_messages/ID or rotations/ID")
+    held.add_argument("path", help="scheduled_messages/ID, rotations/ID or events/ID")
     held.add_argument("--reason", required=True)
     for action in (marked, released, held):
         action.add_argument("--by", default=getpass.getuser(), help="who decides (recorded)")

@@ -1,7 +1,8 @@
 """Twenty callers report the same event at once (two tabs, a retried request, a second
 portal...): exactly one post, one 201, nineteen `duplicate: true`, as threads sharing the
 api target and as processes each running its own. Every caller is held just before its claim
-until all twenty are there, so all of them race the ledger entry's `create()`."""
+until all twenty are there, so all of them race the ledger entry's `create()`. Duplicates
+arriving while the first caller sends and records its outcome never fence it out."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import events.notify as notify
+import processor.finalize as finalize
+from emulator.slack_standin import Fault
 from tests.fixtures.api import call
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.runtime import ROOT
@@ -90,3 +93,65 @@ def test_twenty_processes_with_one_key_post_once(env, firestore_host, db, slack)
                 caller.kill()
 
     assert_one_send(answers, slack, db)
+
+
+DUPLICATES = 15
+
+
+def test_duplicates_during_a_slow_send_never_fence_out_the_first_caller(
+    api_app, api, db, slack, monkeypatch
+):
+    """Fifteen callers with the key arrive while the first caller's post is slow (seven) and
+    go on arriving while it records the outcome (one before each of its commits). They count
+    themselves on the event, outside the send's fence: the first caller answers `sent`, and
+    the ledger entry is `sent` at once rather than `claimed` until reconciliation."""
+    slack.inject(Fault(kind="slow", delay=0.5, times=1))
+    turns = threading.Semaphore(0)
+    answered = threading.Semaphore(0)
+    waiting = [DUPLICATES]
+
+    def a_duplicate(_):
+        turns.acquire()
+        try:
+            return call(api_app.test_client(), "POST", "/events", BODY)
+        finally:
+            answered.release()
+
+    def let_in(count):
+        """`count` more duplicates arrive, and are answered, before the first caller goes on."""
+        count = min(count, waiting[0])
+        waiting[0] -= count
+        for _ in range(count):
+            turns.release()
+        for _ in range(count):
+            assert answered.acquire(timeout=60)
+
+    real_send = getattr(notify, "send")  # noqa: B009 (rebound below)
+    real_commit = finalize._commit
+
+    def slow_send(rt, claim):
+        turns.release(7)  # they arrive while the post is on its way
+        waiting[0] -= 7
+        post = real_send(rt, claim)
+        for _ in range(7):
+            assert answered.acquire(timeout=60)
+        return post
+
+    def a_duplicate_then_commit(rt, records):
+        let_in(1)
+        real_commit(rt, records)
+
+    monkeypatch.setattr(notify, "send", slow_send)
+    monkeypatch.setattr(finalize, "_commit", a_duplicate_then_commit)
+    with ThreadPoolExecutor(max_workers=DUPLICATES) as pool:
+        duplicates = pool.map(a_duplicate, range(DUPLICATES))
+        first = call(api, "POST", "/events", BODY)
+        let_in(DUPLICATES)
+        answers = list(duplicates)
+
+    assert first == (201, {"delivery_id": DELIVERY, "duplicate": False, "status": "sent"})
+    assert ledger(db)[DELIVERY]["status"] == "sent"
+    assert all(status == 200 and a["duplicate"] is True for status, a in answers)
+    event = db.collection("events").document(DELIVERY[2:]).get().to_dict()
+    assert (event["callers"], event["status"]) == (DUPLICATES + 1, "sent")
+    assert slack.delivery_ids() == [DELIVERY]

@@ -11,7 +11,7 @@ import pytest
 
 from emulator.slack_standin import Fault
 from targets.kinds import run_pass
-from targets.operator import mark_delivered, release
+from targets.operator import main, mark_delivered, release
 from tests.fixtures.api import call
 from tests.fixtures.deliveries import ledger
 
@@ -69,3 +69,30 @@ def test_release_sends_an_unconfirmed_event_again_through_the_same_entry(api, rt
     assert slack.delivery_ids() == [DELIVERY]
     entry = ledger(db)[DELIVERY]
     assert (entry["status"], entry["attempts"]) == ("sent", 2)
+
+
+def test_fail_held_ends_an_event_lease_reconciliation_holds(api, rt, db, slack, capsys):
+    """An event's lease held for a person (its ledger entry no longer says `claimed`) has the
+    operator's `fail-held` way out, as messages and rotations have: the event ends `failed`,
+    nothing is posted, and its callers are told `failed` from then on."""
+    slack.inject(Fault(kind="server_error", status=503, times=1))  # ambiguous, never posted
+    assert call(api, "POST", "/events", BODY)[1]["status"] == "sending"
+    db.collection("deliveries").document(DELIVERY).update({"status": "released"})
+    rt.clock.advance(timedelta(seconds=301))
+    run_pass(rt)
+    assert db.collection("events").document(SHA).get().get("lease")["held_code"] == (
+        "ledger_mismatch"
+    )
+
+    assert main(["fail-held", f"events/{SHA}", "--reason", "checked #ops by hand"]) == 0
+
+    doc = db.collection("events").document(SHA).get().to_dict()
+    assert (doc["status"], doc["last_error"]["code"]) == ("failed", "operator_failed")
+    assert "lease" not in doc
+    assert ledger(db)[DELIVERY]["status"] == "released"  # not `claimed`: it keeps what it says
+    assert call(api, "POST", "/events", BODY)[1]["status"] == "failed"
+    rt.clock.advance(timedelta(days=1))
+    run_pass(rt)
+    assert slack.posts() == []
+    assert main(["fail-held", f"events/{SHA}", "--reason", "again"]) == 2
+    assert "holds no lease" in capsys.readouterr().err

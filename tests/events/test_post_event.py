@@ -11,8 +11,6 @@ from datetime import timedelta
 
 import pytest
 
-import events.notify as notify_module
-import processor.finalize as finalize_module
 from emulator.slack_standin import Fault
 from targets.kinds import run_pass
 from tests.fixtures.api import call, fields_of
@@ -178,36 +176,4 @@ def test_a_rate_limited_send_is_sent_once_by_a_later_pass(api, rt, db, slack, cl
     assert (entry["status"], entry["attempts"], entry["slack_ts"]) == ("sent", 2, post.ts)
     assert call(api, "POST", "/events", event())[1]["status"] == "sent"
     run_pass(rt)
-    assert len(slack.posts()) == 1
-
-
-def test_the_first_caller_records_its_send_while_duplicates_keep_arriving(
-    api, api_app, db, slack, monkeypatch
-):
-    """Each duplicate caller counts itself on the event, which the first caller's finalize
-    is conditioned on: it refreshes its fence and commits again, as long as the lease is
-    still its own, so its answer is the send's outcome and not a `sending` left behind."""
-    real_still_ours = finalize_module._still_ours
-    arriving = iter(range(4))
-
-    def a_caller_arrives_in_between(rt, claim):
-        fresh = real_still_ours(rt, claim)
-        if next(arriving, None) is not None:
-            call(api_app.test_client(), "POST", "/events", event())  # counted on the event
-        return fresh
-
-    monkeypatch.setattr(finalize_module, "_still_ours", a_caller_arrives_in_between)
-    real_send = getattr(notify_module, "send")  # noqa: B009 (rebound below)
-
-    def send_then_a_caller_arrives(rt, claim):
-        post = real_send(rt, claim)
-        call(api_app.test_client(), "POST", "/events", event())
-        return post
-
-    monkeypatch.setattr(notify_module, "send", send_then_a_caller_arrives)
-
-    status, answer = call(api, "POST", "/events", event())
-
-    assert (status, answer["status"]) == (201, "sent")
-    assert stored(db)["status"] == "sent" and stored(db)["callers"] == 6
     assert len(slack.posts()) == 1

@@ -1,6 +1,7 @@
-"""The doctor and the sharded due scan: with SHARDS above 1, a document the scan can never
-find (no shard, or one outside 0..SHARDS-1) is reported, `--fix` puts it in its shard, and
-the next pass sends it. With SHARDS=1 nothing needs a shard."""
+"""Documents in no shard of the due scan (no shard, or one outside 0..SHARDS-1) with SHARDS
+above 1: a pass puts the due ones in their shard and sends them; the doctor reports the
+others (a paused one), and `--fix` puts them in their shard. With SHARDS=1 nothing needs a
+shard."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from core.shards import shard_of
 from targets.kinds import run_pass
 from targets.operator import main
+from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.rotations import rotation, seed_rotation
 from tests.fixtures.runtime import make_runtime
@@ -46,34 +48,45 @@ def seed_strays(db: Any) -> None:
     seed_rotation(db, "rotation-no-shard")
 
 
-def test_the_pass_leaves_strays_to_the_doctor_which_puts_them_in_their_shard(
-    sharded, db, slack, capsys
-):
-    seed_strays(db)
+def seed_released_event(db: Any, doc_id: str, shard: int) -> None:
+    """An event released for a retry (its first send was rate limited) and due again."""
+    db.collection("events").document(doc_id).set(
+        {
+            "key": "stage-1:done",
+            "delivery_id": f"e:{doc_id}",
+            "created_at": T0,
+            "callers": 1,
+            "channel": "C0123ABCD",
+            "text": "Framing is done",
+            "attempts": 1,
+            "status": "pending",
+            "next_run_at": T0,
+            "shard": shard,
+        }
+    )
 
-    run_pass(sharded)
-    assert slack.delivery_ids() == ["m:in-its-shard:20270104T090000Z"]
 
-    code, found = doctor(capsys)
-    assert code == 1
-    assert {doc_id: row["code"] for doc_id, row in found.items()} == {
-        "no-shard": "missing_shard",
-        "above": "invalid_shard",
-        "a-string": "invalid_shard",
-        "paused-no-shard": "missing_shard",
-        "rotation-no-shard": "missing_shard",
+def adopted(capsys: Any) -> dict[str, Any]:
+    """The pass's `adopted` lines: each document's id and the shard it was put in."""
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return {
+        line.get("message_id") or line.get("rotation_id") or line.get("event_id"): line["shard"]
+        for line in lines
+        if line.get("status") == "adopted"
     }
-    assert all(row["fix_shard"] == shard_of(doc_id, SHARDS) for doc_id, row in found.items())
 
-    code, fixed = doctor(capsys, "--fix")
-    assert code == 0
-    assert all(row["fixed"] for row in fixed.values())
-    assert message(db, "above")["shard"] == shard_of("above", SHARDS)
-    assert rotation(db, "rotation-no-shard")["shard"] == shard_of("rotation-no-shard", SHARDS)
-    assert "shard" not in message(db, "sent-no-shard")
-    assert doctor(capsys) == (0, {})
+
+def test_a_pass_puts_due_strays_in_their_shard_and_sends_them(sharded, db, slack, capsys):
+    """A document the contract lets a service write straight to Firestore has no `shard`:
+    with SHARDS above 1, the pass finds it all the same, puts it in its shard (one line
+    each) and sends it; so is a released event stored while SHARDS was larger. The doctor is
+    left with what is not due: the paused one."""
+    seed_strays(db)
+    seed_released_event(db, "event-old-modulus", SHARDS + 1)
+    capsys.readouterr()
 
     run_pass(sharded)
+
     assert sorted(slack.delivery_ids()) == sorted(
         [
             "m:in-its-shard:20270104T090000Z",
@@ -81,8 +94,23 @@ def test_the_pass_leaves_strays_to_the_doctor_which_puts_them_in_their_shard(
             "m:above:20270104T090000Z",
             "m:a-string:20270104T090000Z",
             "r:rotation-no-shard:2027-01-04",
+            "e:event-old-modulus",
         ]
     )
+    strays = ("no-shard", "above", "a-string", "rotation-no-shard", "event-old-modulus")
+    assert adopted(capsys) == {doc_id: shard_of(doc_id, SHARDS) for doc_id in strays}
+    assert message(db, "above")["shard"] == shard_of("above", SHARDS)
+    assert rotation(db, "rotation-no-shard")["shard"] == shard_of("rotation-no-shard", SHARDS)
+    assert "shard" not in message(db, "sent-no-shard")
+
+    code, found = doctor(capsys)
+    assert (code, {doc_id: row["code"] for doc_id, row in found.items()}) == (
+        1,
+        {"paused-no-shard": "missing_shard"},
+    )
+    code, fixed = doctor(capsys, "--fix")
+    assert (code, fixed["paused-no-shard"]["fixed"]) == (0, True)
+    assert doctor(capsys) == (0, {})
 
 
 def test_one_fix_sets_both_a_missing_next_run_at_and_the_shard(sharded, db, capsys):
