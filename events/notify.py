@@ -245,7 +245,7 @@ def _record_unsent(
     if held is not None:
         held.alongside(batch)
     try:
-        batch.commit()
+        batch.commit()  # pragma: SYNCPOINT event_unsent
     except AlreadyExists:
         # Another caller's event, or the person's document created since the read.
         return False if held is None or ref.get().exists else None
