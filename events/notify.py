@@ -113,7 +113,7 @@ def _claim_and_send(
     rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft
 ) -> Notified | None:
     """The first caller's claim, send and record; None when the person's gates document
-    changed between their read and the claim (nothing claimed: try again)."""
+    changed between their read and the claim or the skip (nothing recorded: try again)."""
     now = rt.clock.now()
     event = draft.as_event(ref.id, now)
     plan = EventPlan.of(rt, event)

@@ -13,13 +13,7 @@ each claim's reservation forward (`Gates.carry`), so a person costs one document
 pass however many messages they are due. Their opt-outs are on that document too (written
 there by `PUT /preferences`, beside `preferences/{user}`, in one batch).
 
-Every gated claim and every gated skip is committed under the version of `people/{user}` its
-gates read (`Reservation`, in the same batch): a claim writes what its send reserves
-(`reserve`), and one that reserves nothing, like a skip, writes the person's opt-outs back as
-they were read (Firestore keeps the version of a document a write leaves unchanged). Two
-claims that both read the same version cannot both land; an opt-out, an opt-in or a
-give-back written since the read fails the claim or the skip whole, and the occurrence is
-planned again on the next pass, against what changed.
+What a send reserves (`reserve`), in its claim's own commit:
 - Quiet window (`quiet_window_hours` N > 0): held back within N hours after the claim of
   another quiet-window send to the person that was not given back (`quiet_sends`: delivered,
   or not settled yet). A category with N = 0 is exempt both ways: never held back, never
@@ -28,7 +22,16 @@ planned again on the next pass, against what changed.
 - Daily cap: the ids of the sends counted for (category, local day of the occurrence in the
   message's timezone); held back once the count reaches `daily_cap`.
 
-What the send's finalize does with them (`settled_fields`): delivered, or ambiguous and
+Every gated claim and every gated skip is committed under the version of `people/{user}` its
+gates read (`Reservation`, in the same batch): a claim writes what its send reserves
+(`reserve`), and one that reserves nothing, like a skip, writes the person's opt-outs back as
+they were read (Firestore keeps the version of a document a write leaves unchanged). Two
+claims that both read the same version cannot both land; an opt-out, an opt-in or a
+give-back written since the read fails the claim or the skip whole, and the occurrence is
+planned again on the next pass, against what changed (`POST /events` decides again at
+once).
+
+What the send's finalize does with its reservation (`settled_fields`): delivered, or ambiguous and
 unconfirmed, both stay as reserved (no write); proven never to have reached Slack (a
 definitive error, a rate limit or reconciliation that found it absent, all released or
 failed), both are given back. A pass learns of a give-back when Slack answers (`Gates.sent`),
@@ -164,6 +167,8 @@ class Gates:
         if send.user is None or send.category is None or not settled_fields(send, "", outcome):
             return
         with self._lock:
+            if send.user not in self._people:  # read apart from this pass's page
+                return
             self._given_back.setdefault(send.user, {})[delivery_id] = (send.category, send.holds)
             self._stale.add(send.user)
 
