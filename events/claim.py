@@ -122,7 +122,7 @@ def _skip_retry(rt: Runtime, snap: Snapshot, held: HeldBack) -> Result:
     batch.update(plan.ledger_ref, entry.to_document())
     plan.alongside(batch)
     try:
-        results = batch.commit()
+        results = batch.commit()  # pragma: SYNCPOINT event_retry_skip
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
     plan.landed(results)
