@@ -179,7 +179,7 @@ class Gates:
         with self._lock:
             self._stale.discard(user)
             ref = self._people[user].ref
-        snap = ref.get()
+        [snap] = self._db.get_all([ref])
         fresh = PersonRead(ref, snap.to_dict() or {}, snap.update_time if snap.exists else None)
         with self._lock:
             self._people[user] = fresh
