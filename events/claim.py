@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from google.api_core.exceptions import FailedPrecondition
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
@@ -41,7 +41,15 @@ from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Kind, Missed
-from processor.gates import Gates, Reservation, gated, held_back, read_gates, reservation
+from processor.gates import (
+    Gates,
+    Reservation,
+    gated,
+    held_back,
+    read_gates,
+    reservation,
+    under_version,
+)
 from processor.outcome import Result
 from processor.reject import reject
 
@@ -74,36 +82,51 @@ def plan_retry(
         return plan
     gates = ahead if isinstance(ahead, Gates) and ahead.covers(event) else None
     passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
-    if isinstance(passed, LedgerReason):
-        return _skip_retry(rt, snap, plan, passed)
+    if isinstance(passed, HeldBack):
+        return _skip_retry(rt, snap, passed)
     return passed
 
 
-def passed_gates(plan: EventPlan, gates: Gates, now: datetime) -> EventPlan | LedgerReason:
+@dataclass(frozen=True)
+class HeldBack:
+    """An event a gate held back: the reason, and its plan carrying the person's version the
+    gates decided on (`reservation`, no fields), which the skip is committed under."""
+
+    reason: LedgerReason
+    plan: EventPlan
+
+
+def passed_gates(plan: EventPlan, gates: Gates, now: datetime) -> EventPlan | HeldBack:
     """The plan with what its claim reserves, or the gate that holds the event back."""
     event, delivery_id = plan.event, plan.ledger_ref.id
-    reason = held_back(event, event.created_at, delivery_id, gates.docs(event), now)
+    docs = gates.docs(event)
+    reason = held_back(event, event.created_at, delivery_id, docs, now)
     if reason is not None:
-        return LedgerReason(reason)
-    holds, held = reservation(gates, event, event.created_at, delivery_id, now)
+        person = under_version(gates, event, docs, delivery_id)
+        return HeldBack(LedgerReason(reason), replace(plan, reservation=person))
+    holds, held = reservation(gates, event, docs, event.created_at, delivery_id, now)
     return replace(plan, event=replace(event, holds=holds), reservation=held)
 
 
-def _skip_retry(rt: Runtime, snap: Snapshot, plan: EventPlan, reason: LedgerReason) -> Result:
+def _skip_retry(rt: Runtime, snap: Snapshot, held: HeldBack) -> Result:
     """A released event held back on its retry: the event and its entry end `skipped`, in one
-    batch under the event's version read."""
+    batch under the versions read of the event and of the person's document (either moved:
+    it stays due, and the next pass plans it again)."""
     now = rt.clock.now()
+    plan = held.plan
     batch = rt.db.batch()
     skipped = EventWrite(status=EventStatus.SKIPPED, next_run_at=DELETE).stamped(now)
     option = rt.db.write_option(last_update_time=snap.update_time)
     batch.update(snap.reference, skipped.to_document(), option=option)
-    entry = LedgerWrite(status=LedgerStatus.SKIPPED, reason=reason, skipped_at=now)
+    entry = LedgerWrite(status=LedgerStatus.SKIPPED, reason=held.reason, skipped_at=now)
     batch.update(plan.ledger_ref, entry.to_document())
+    plan.alongside(batch)
     try:
-        batch.commit()
-    except FailedPrecondition:
+        results = batch.commit()  # pragma: SYNCPOINT event_retry_skip
+    except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    log_skipped(plan.event, plan.ledger_ref.id, reason)
+    plan.landed(results)
+    log_skipped(plan.event, plan.ledger_ref.id, held.reason)
     return Result.SKIPPED
 
 

@@ -18,13 +18,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from google.api_core.exceptions import AlreadyExists
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.cloud import firestore
 
 from core import logs
 from core.documents.deliveries import (
     LedgerKind,
-    LedgerReason,
     LedgerStatus,
     LedgerWrite,
     Occurrence,
@@ -40,7 +39,7 @@ from core.runtime import Runtime
 from core.shards import shard_of
 from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, EVENTS
-from events.claim import EventPlan, log_skipped, passed_gates
+from events.claim import EventPlan, HeldBack, log_skipped, passed_gates
 from events.kind import EVENT_KIND
 from processor.abc import Claim
 from processor.claim import claim_new
@@ -114,14 +113,14 @@ def _claim_and_send(
     rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft
 ) -> Notified | None:
     """The first caller's claim, send and record; None when the person's gates document
-    changed between their read and the claim (nothing claimed: try again)."""
+    changed between their read and the claim or the skip (nothing recorded: try again)."""
     now = rt.clock.now()
     event = draft.as_event(ref.id, now)
     plan = EventPlan.of(rt, event)
     if gated(event):
         passed = passed_gates(plan, read_gates(rt.db, [event]), now)
-        if isinstance(passed, LedgerReason):
-            return _skipped(rt, ref, draft, event, passed)
+        if isinstance(passed, HeldBack):
+            return _skipped(rt, ref, draft, passed)
         plan = passed
     if draft.user is not None:
         opened = rt.slack.open_dm(draft.user)
@@ -205,25 +204,21 @@ def _not_opened(
 
 
 def _skipped(
-    rt: Runtime,
-    ref: firestore.DocumentReference,
-    draft: EventDraft,
-    event: Event,
-    reason: LedgerReason,
-) -> Notified:
+    rt: Runtime, ref: firestore.DocumentReference, draft: EventDraft, held: HeldBack
+) -> Notified | None:
     """A person's gate held the event back: the first caller records it `skipped` with the
-    reason, nothing posted, and later callers are told so."""
+    reason, nothing posted, and later callers are told so. None when the person's document
+    moved since their gates read it (nothing recorded: decide again)."""
     now = rt.clock.now()
     skipped = EventWrite(status=EventStatus.SKIPPED)
-    ledger = LedgerWrite(status=LedgerStatus.SKIPPED, reason=reason, skipped_at=now)
-    if not _record_unsent(rt, ref, draft, skipped, ledger):
+    ledger = LedgerWrite(status=LedgerStatus.SKIPPED, reason=held.reason, skipped_at=now)
+    recorded = _record_unsent(rt, ref, draft, skipped, ledger, held.plan)
+    if recorded is None:
+        return None
+    if not recorded:
         return _duplicate(rt, ref)
     delivery_id = event_delivery_id(ref.id)
-    log_skipped(
-        event,
-        delivery_id,
-        reason,
-    )
+    log_skipped(held.plan.event, delivery_id, held.reason)
     return Notified(delivery_id, False, "skipped")
 
 
@@ -233,9 +228,11 @@ def _record_unsent(
     draft: EventDraft,
     event: EventWrite,
     ledger: LedgerWrite,
-) -> bool:
+    held: EventPlan | None = None,
+) -> bool | None:
     """The first caller's record of an event never sent: the event and its ledger entry
-    created in one batch; False when another caller's landed first."""
+    created in one batch (with `held`, under the person's version its gates decided on);
+    False when another caller's landed first, None when the person's document moved."""
     now = rt.clock.now()
     stored = replace(event, attempts=0, updated_at=now, version=1)
     identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
@@ -245,8 +242,13 @@ def _record_unsent(
         rt.db.collection(DELIVERIES).document(event_delivery_id(ref.id)),
         new_entry(identity, rt.worker_id, ledger),
     )
+    if held is not None:
+        held.alongside(batch)
     try:
-        batch.commit()
+        batch.commit()  # pragma: SYNCPOINT event_unsent
     except AlreadyExists:
-        return False
+        # Another caller's event, or the person's document created since the read.
+        return False if held is None or ref.get().exists else None
+    except FailedPrecondition:
+        return None
     return True

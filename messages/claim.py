@@ -53,7 +53,14 @@ from messages.skip_gated import skip_gated
 from processor.abc import Missed
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
-from processor.gates import Gates, Reservation, held_back, read_gates, reservation
+from processor.gates import (
+    Gates,
+    Reservation,
+    held_back,
+    read_gates,
+    reservation,
+    under_version,
+)
 from processor.ledger_entries import message_entry
 from processor.outcome import Result
 from processor.reject import reject
@@ -135,15 +142,18 @@ def _plan_to_person(
     opened; the plan carries what the send reserves on their `people` document."""
     now = rt.clock.now()
     plan = MessagePlan.of(rt, message, occurrence, missed)
+    delivery_id = plan.ledger_ref.id
     docs = gates.docs(message)
-    reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
+    reason = held_back(message, occurrence, delivery_id, docs, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
-        return skip_gated(rt, snap, plan, message, occurrence, missed, LedgerReason(reason))
+        person = under_version(gates, message, docs, delivery_id)
+        held_plan = replace(plan, reservation=person)
+        return skip_gated(rt, snap, held_plan, message, occurrence, missed, LedgerReason(reason))
     opened = _open_dm(rt, snap, message, occurrence)
     if isinstance(opened, Result):
         return opened
-    holds, held = reservation(gates, opened, occurrence, plan.ledger_ref.id, now)
+    holds, held = reservation(gates, opened, docs, occurrence, delivery_id, now)
     return replace(plan, message=replace(opened, holds=holds), reservation=held)
 
 
@@ -182,8 +192,9 @@ class MessagePlan:
     ledger_ref: firestore.DocumentReference
     missed: Sequence[Missed]
     worker_id: str
-    # The person's gates' reservation (processor.gates.reserve): their `people` document as
-    # read, and its fields as the claim leaves them; written in the claim's own batch.
+    # The person's gates' write (processor.gates.Reservation): their `people` document as
+    # read, and its fields as the claim leaves them; written in the claim's (or the gated
+    # skip's) own batch, under the version read.
     reservation: Reservation | None = None
 
     @classmethod

@@ -1,7 +1,9 @@
 """An occurrence a person's gate held back (processor.gates): its ledger entry is written
 `skipped` with the gate's `reason`, nothing is posted, and the message moves on (a series to
-its next occurrence, a one-off ends `skipped`), in one batch under the version read, with
-the claim's missed records. One log line."""
+its next occurrence, a one-off ends `skipped`), in one batch under the versions read of the
+message and of the person's `people` document, with the claim's missed records. An opt-in
+or a give-back written since the gates read the person fails the batch whole: the
+occurrence stays due and is planned again on the next pass. One log line."""
 
 from __future__ import annotations
 
@@ -41,8 +43,9 @@ def skip_gated(
     missed: Sequence[Missed],
     reason: LedgerReason,
 ) -> Result:
-    """Record `occurrence` as held back by `reason`; `plan` (a MessagePlan) repairs the
-    message from a ledger entry that already settled the occurrence."""
+    """Record `occurrence` as held back by `reason`, under the person's version its gates
+    read (`plan.reservation`); `plan` (a MessagePlan) repairs the message from a ledger
+    entry that already settled the occurrence."""
     from messages.claim import MessagePlan  # the claim plans; this records its gated case
 
     assert isinstance(plan, MessagePlan)
@@ -74,8 +77,9 @@ def skip_gated(
             batch.create(plan.ledger_ref, message_entry(message, occurrence, rt.worker_id, skipped))
         for record in left:
             batch.create(record.ref, record.fields)
+        plan.alongside(batch)  # the person's version the gates decided on, last
         try:
-            batch.commit()  # pragma: SYNCPOINT gated
+            results = batch.commit()  # pragma: SYNCPOINT gated
         except FailedPrecondition:
             return Result.DUPLICATE
         except AlreadyExists:
@@ -83,6 +87,7 @@ def skip_gated(
             existing = existing_ids(rt, [r.ref for r in left])
             left = [r for r in left if r.ref.id not in existing]
             continue
+        plan.landed(results)
         log_missed(message, left)
         logs.info(
             "held back by a gate; not sent",

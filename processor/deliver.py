@@ -20,6 +20,7 @@ from processor.channel_slots import Slot
 from processor.claim import claim_occurrence
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
+from processor.gates import Gates
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
 from processor.pacing import hold_channel, rate_limit_wait
@@ -101,6 +102,8 @@ def claim_and_send(
     if not isinstance(claim, Claim):
         return claim
     post = send(rt, claim)
+    if isinstance(ahead, Gates):  # a give-back is seen by the rest of the pass at once
+        ahead.sent(claim.subject, claim.delivery_id, post.outcome)
     return Sent(claim, post, rt.clock.now())
 
 

@@ -13,10 +13,7 @@ each claim's reservation forward (`Gates.carry`), so a person costs one document
 pass however many messages they are due. Their opt-outs are on that document too (written
 there by `PUT /preferences`, beside `preferences/{user}`, in one batch).
 
-What a send reserves (`reserve`) is written in the claim's own commit, under the version of
-`people/{user}` the gates read: two claims that both read the same version cannot both
-land, and the loser is planned again on the next pass, against the winner's reservation. An
-opt-out written meanwhile fails the claim the same way.
+What a send reserves (`reserve`), in its claim's own commit:
 - Quiet window (`quiet_window_hours` N > 0): held back within N hours after the claim of
   another quiet-window send to the person that was not given back (`quiet_sends`: delivered,
   or not settled yet). A category with N = 0 is exempt both ways: never held back, never
@@ -25,10 +22,22 @@ opt-out written meanwhile fails the claim the same way.
 - Daily cap: the ids of the sends counted for (category, local day of the occurrence in the
   message's timezone); held back once the count reaches `daily_cap`.
 
-What the send's finalize does with them (`settled_fields`): delivered, or ambiguous and
+Every gated claim and every gated skip is committed under the version of `people/{user}` its
+gates read (`Reservation`, in the same batch): a claim writes what its send reserves
+(`reserve`), and one that reserves nothing, like a skip, writes the person's opt-outs back as
+they were read (Firestore keeps the version of a document a write leaves unchanged). Two
+claims that both read the same version cannot both land; an opt-out, an opt-in or a
+give-back written since the read fails the claim or the skip whole, and the occurrence is
+planned again on the next pass, against what changed (`POST /events` decides again at
+once).
+
+What the send's finalize does with its reservation (`settled_fields`): delivered, or ambiguous and
 unconfirmed, both stay as reserved (no write); proven never to have reached Slack (a
 definitive error, a rate limit or reconciliation that found it absent, all released or
-failed), both are given back.
+failed), both are given back. A pass learns of a give-back when Slack answers (`Gates.sent`),
+before its finalize is written: from then on the pass's gates see the person without that
+hold, and read their document again before deciding their next send, since the give-back's
+write moves the version.
 """
 
 from __future__ import annotations
@@ -107,13 +116,25 @@ def gated(message: Gated) -> bool:
 class Gates:
     """The gates' documents for some messages, as one batched read found them, kept current
     for the reader's own claims: a landed claim's reservation is carried forward (`carry`)
-    with the version it left; a dry run or a preview plays its sends forward (`assume_sent`)
-    as the claims of a real pass would reserve them. Shared by a pass's delivery threads."""
+    with the version it left; a send that gave its holds back (`sent`) is left out of what
+    the gates see, and its person is read again (with `db`) before their next decision; a
+    dry run or a preview plays its sends forward (`assume_sent`) as the claims of a real
+    pass would reserve them. Shared by a pass's delivery threads."""
 
-    def __init__(self, categories: dict[str, dict[str, Any]], people: dict[str, PersonRead]):
+    def __init__(
+        self,
+        categories: dict[str, dict[str, Any]],
+        people: dict[str, PersonRead],
+        db: firestore.Client | None = None,
+    ):
         self._categories = categories
         self._people = people
+        self._db = db
         self._lock = threading.Lock()
+        # user -> {delivery id: (category, holds)} given back in this pass, and the people
+        # whose document moved since it was read (a give-back's write is on its way).
+        self._given_back: dict[str, dict[str, tuple[str, Holds]]] = {}
+        self._stale: set[str] = set()
 
     def covers(self, message: Gated) -> bool:
         """Whether this read has what `message`'s gates need (a page's read covers its own)."""
@@ -125,14 +146,43 @@ class Gates:
         if not gated(message) or message.category not in self._categories:
             return GateDocs()
         assert message.user is not None and message.category is not None
+        self._read_again(message.user)
         with self._lock:
-            return GateDocs(self._categories[message.category], self._people.get(message.user))
+            read = self._people.get(message.user)
+            given = self._given_back.get(message.user, {})
+            category = self._categories[message.category]
+        return GateDocs(category, _without(read, given) if read is not None and given else read)
 
-    def carry(self, user: str, fields: dict[str, Any], version: Any) -> None:
+    def carry(self, user: str, fields: dict[str, Any], version: Any, delivery_id: str) -> None:
         """A claim's reservation of `fields` on `user`'s document landed, leaving `version`."""
         with self._lock:
             read = self._people[user]
             self._people[user] = PersonRead(read.ref, read.data | fields, version)
+            self._given_back.get(user, {}).pop(delivery_id, None)  # reserved again
+
+    def sent(self, send: Gated, delivery_id: str, outcome: Outcome) -> None:
+        """Slack answered `send`'s post with `outcome`: a send proven never to have reached
+        Slack gives its holds back (its finalize writes that), and the rest of the pass
+        sees the person without them from now on."""
+        if send.user is None or send.category is None or not settled_fields(send, "", outcome):
+            return
+        with self._lock:
+            if send.user not in self._people:  # read apart from this pass's page
+                return
+            self._given_back.setdefault(send.user, {})[delivery_id] = (send.category, send.holds)
+            self._stale.add(send.user)
+
+    def _read_again(self, user: str) -> None:
+        """A person whose document moved under a give-back is read again, once."""
+        if self._db is None or user not in self._stale:
+            return
+        with self._lock:
+            self._stale.discard(user)
+            ref = self._people[user].ref
+        [snap] = self._db.get_all([ref])
+        fresh = PersonRead(ref, snap.to_dict() or {}, snap.update_time if snap.exists else None)
+        with self._lock:
+            self._people[user] = fresh
 
     def assume_sent(
         self, message: Gated, occurrence_at: datetime, delivery_id: str, now: datetime
@@ -148,39 +198,58 @@ class Gates:
 
 @dataclass(frozen=True)
 class Reservation:
-    """What a claim reserves for the person's gates (`reserve`): the fields of their `people`
-    document as the claim leaves them, written in the claim's own batch under the version
-    the gates read (`read`; none: the document did not exist, and is created). A claim that
-    raced another's reservation fails its whole batch; one that lands is carried forward on
-    `gates` for the rest of the pass (`landed`)."""
+    """The write of a gated claim or skip on the person's `people` document, in its own
+    batch under the version the gates read (`read`; none: the document did not exist, and
+    is created): what the claim reserves (`fields`, `reserve`), or, reserving nothing, their
+    opt-outs as read, which leaves the document and its version as they are. A claim or a
+    skip whose person's document moved since fails its whole batch; one that lands is
+    carried forward on `gates` for the rest of the pass (`landed`)."""
 
     gates: Gates
     user: str
     read: PersonRead
     fields: dict[str, Any]
+    delivery_id: str
 
     def write(self, batch: firestore.WriteBatch) -> None:
+        fields = self.fields or _unchanged(self.read.data)
         if self.read.version is None:
-            batch.create(self.read.ref, self.fields)
+            batch.create(self.read.ref, fields)
         else:
             option = firestore.Client.write_option(last_update_time=self.read.version)
-            batch.update(self.read.ref, self.fields, option=option)
+            batch.update(self.read.ref, fields, option=option)
 
     def landed(self, version: Any) -> None:
-        """The claim's batch landed, leaving the person's document at `version`."""
-        self.gates.carry(self.user, self.fields, version)
+        """The batch landed, leaving the person's document at `version`."""
+        self.gates.carry(self.user, self.fields, version, self.delivery_id)
 
 
 def reservation(
-    gates: Gates, send: Gated, occurrence_at: datetime, delivery_id: str, now: datetime
+    gates: Gates,
+    send: Gated,
+    docs: GateDocs,
+    occurrence_at: datetime,
+    delivery_id: str,
+    now: datetime,
 ) -> tuple[Holds, Reservation | None]:
-    """What a claim of `send` that passed the gates reserves: its Holds, and the write of
-    the person's document (None: nothing to reserve)."""
-    docs = gates.docs(send)
+    """What a claim of `send` that passed the gates on `docs` reserves: its Holds, and the
+    write of the person's document (None: no gate applies)."""
     holds, fields = reserve(send, occurrence_at, delivery_id, docs, now)
-    if not fields or docs.read is None or send.user is None:
-        return holds, None
-    return holds, Reservation(gates, send.user, docs.read, fields)
+    return holds, under_version(gates, send, docs, delivery_id, fields)
+
+
+def under_version(
+    gates: Gates,
+    send: Gated,
+    docs: GateDocs,
+    delivery_id: str,
+    fields: dict[str, Any] | None = None,
+) -> Reservation | None:
+    """The write that commits a decision of `send`'s gates (a claim's reservation, or a
+    skip: no `fields`) under the version of the person's document they were decided on."""
+    if docs.read is None or send.user is None:
+        return None
+    return Reservation(gates, send.user, docs.read, fields or {}, delivery_id)
 
 
 def read_gates(db: firestore.Client, messages: Iterable[Gated | Mapping[str, Any]]) -> Gates:
@@ -199,7 +268,7 @@ def read_gates(db: firestore.Client, messages: Iterable[Gated | Mapping[str, Any
         else:
             version = snap.update_time if snap.exists else None
             people[snap.id] = PersonRead(snap.reference, snap.to_dict() or {}, version)
-    return Gates(found, people)
+    return Gates(found, people, db)
 
 
 def _gate_key(message: Gated | Mapping[str, Any]) -> tuple[str, str] | None:
@@ -321,6 +390,31 @@ def _day_ids(person: dict[str, Any], message: Gated, occurrence_at: datetime) ->
     days = _map(_map(person.get(PersonField.CAPS)).get(message.category or ""))
     ids = days.get(local_day(message, occurrence_at))
     return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
+
+
+def _unchanged(person: dict[str, Any]) -> dict[str, Any]:
+    """A write that leaves the person's document as read: their opt-outs (none: an empty
+    list, the same meaning)."""
+    return {PersonField.OPTED_OUT.value: person.get(PersonField.OPTED_OUT, [])}
+
+
+def _without(read: PersonRead, given: Mapping[str, tuple[str, Holds]]) -> PersonRead:
+    """The person as the gates see them once the holds `given` back are gone (whether or not
+    their give-back's write has landed yet), at the version read."""
+    data = dict(read.data)
+    quiet = _map(data.get(PersonField.QUIET_SENDS))
+    caps = {c: _map(days) for c, days in _map(data.get(PersonField.CAPS)).items()}
+    for delivery_id, (category, holds) in given.items():
+        if holds.quiet:
+            quiet.pop(delivery_id, None)
+        days = caps.get(category, {})
+        if holds.cap_day is not None and isinstance(days.get(holds.cap_day), list):
+            days[holds.cap_day] = [i for i in days[holds.cap_day] if i != delivery_id]
+    if PersonField.QUIET_SENDS in data:
+        data[PersonField.QUIET_SENDS.value] = quiet
+    if PersonField.CAPS in data:
+        data[PersonField.CAPS.value] = caps
+    return PersonRead(read.ref, data, read.version)
 
 
 def _instant(value: Any) -> float:

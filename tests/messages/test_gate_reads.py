@@ -12,6 +12,7 @@ from google.cloud import firestore
 
 from core.models import message_delivery_id
 from core.store import MESSAGES, PEOPLE
+from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
 from processor.claim import claim_occurrence
 from processor.outcome import Result
@@ -89,3 +90,31 @@ def test_an_opt_out_written_after_the_pass_read_fails_the_claim_and_is_skipped_n
 
     assert slack.posts() == []
     assert ledger(db)[message_delivery_id(mid, T0)]["reason"] == "opted_out"
+
+
+def test_a_give_back_costs_its_person_one_more_read_in_the_pass(settings, db, clock, slack):
+    """A person whose first DM failed definitively is read once more before their next
+    decision (the give-back's write moved their document), and that DM is sent; everyone
+    else is still read once."""
+    seed_category(db, "nudges", quiet_window_hours=4)
+    seeded = {
+        user: [
+            to_person(db, "nudges", user, send_at=at, next_run_at=at)
+            for at in (T0 - timedelta(minutes=2), T0 - timedelta(minutes=1))
+        ]
+        for user in PEOPLE_IDS
+    }
+    failing = PEOPLE_IDS[0]
+    slack.inject(
+        Fault(kind="error", code="msg_too_long", channel=slack.dm_channel(failing), times=1)
+    )
+    counted = ReadsCounted(db.project)
+
+    summary = run_pass(make_runtime(settings, counted, clock, "worker-a"))
+
+    assert counted.people_read == Counter(PEOPLE_IDS) + Counter([failing])
+    assert summary["sent"] == 3 and summary["failed"] == 1 and summary["skipped"] == 2
+    entries = ledger(db)
+    second = message_delivery_id(seeded[failing][1], T0 - timedelta(minutes=1))
+    assert entries[second]["status"] == "sent"
+    assert list(person_doc(db, failing)["quiet_sends"]) == [second]
