@@ -8,13 +8,22 @@ merged onto a stored document go through the same rules.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from core.actions import MAX_ACTION_ID, MAX_ACTIONS, MAX_LABEL
 from core.http import Instant
-from core.models import MAX_MISFIRE_GRACE
+from core.models import (
+    CHANNEL_ID,
+    CHANNEL_PATTERN,
+    MAX_MISFIRE_GRACE,
+    MAX_SLACK_ID,
+    USER_ID,
+    USER_PATTERN,
+)
 from core.rules import MAX_EXDATES
 
 # A category id names a `categories` document (Firestore: at most 1,500 bytes).
@@ -24,6 +33,33 @@ NonWorkingDayPolicy = Literal["skip", "next_working_day"]
 # What reconciliation does when Slack history cannot be read (processor/reconcile.py).
 AmbiguityPolicy = Literal["hold", "retry"]
 RotationStatus = Literal["active", "paused"]
+
+
+def _slack_id(regex: re.Pattern[str], what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        if not regex.match(value):
+            shown = repr(value[:80]) + ("..." if len(value) > 80 else "")
+            raise ValueError(f"{shown} is not {what}")
+        return value
+
+    return check
+
+
+def _slack_schema(pattern: str) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "pattern": pattern, "maxLength": MAX_SLACK_ID})
+
+
+# Slack ids as the API takes them (core.models: format and length), shown in /openapi.json.
+UserId = Annotated[
+    str,
+    AfterValidator(_slack_id(USER_ID, "a Slack user id such as U0123ABCD")),
+    _slack_schema(USER_PATTERN),
+]
+ChannelId = Annotated[
+    str,
+    AfterValidator(_slack_id(CHANNEL_ID, "a Slack conversation id such as C0123ABCD")),
+    _slack_schema(CHANNEL_PATTERN),
+]
 
 
 class _Body(BaseModel):
@@ -75,8 +111,8 @@ class MessageDraft(_Body):
         }
     )
 
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     # A `categories` id: a message to a person then passes their gates (processor.gates).
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
     text: str
@@ -99,8 +135,8 @@ class MessageEdit(_Body):
     """`PUT /messages/{id}`: the fields it names replace the stored ones, `null` removes an
     optional field; fields it does not name keep their stored value."""
 
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     category: str | None = None
     text: str | None = None
     timezone: str | None = None
@@ -122,7 +158,7 @@ class MessageEdit(_Body):
 # enough that a stored rotation stays well inside Firestore's 1 MiB document.
 MAX_MEMBERS = 1_000
 MAX_SKIP_DATES = 366
-Members = Annotated[list[str], Field(max_length=MAX_MEMBERS)]
+Members = Annotated[list[UserId], Field(max_length=MAX_MEMBERS)]
 Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
 
 
@@ -145,7 +181,7 @@ class RotationDraft(_Body):
     )
 
     name: str
-    channel: str
+    channel: ChannelId
     members: Members
     timezone: str
     send_time: str
@@ -165,7 +201,7 @@ class RotationEdit(_Body):
     """`PUT /rotations/{id}`: same merge rules as `MessageEdit`."""
 
     name: str | None = None
-    channel: str | None = None
+    channel: ChannelId | None = None
     members: Members | None = None
     timezone: str | None = None
     send_time: str | None = None
@@ -214,7 +250,7 @@ class EventBody(_Body):
     )
 
     key: str = Field(min_length=1, max_length=MAX_EVENT_KEY)
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     text: str
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
