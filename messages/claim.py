@@ -136,7 +136,10 @@ def _plan_to_person(
     now = rt.clock.now()
     plan = MessagePlan.of(rt, message, occurrence, missed)
     docs = gates.docs(message)
-    reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
+    try:
+        reason = held_back(message, occurrence, plan.ledger_ref.id, docs, now)
+    except DocumentError as exc:  # its category cannot be read: its gates are unknown
+        return reject_document(rt, snap, exc, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
         return skip_gated(rt, snap, plan, message, occurrence, missed, LedgerReason(reason))
