@@ -1,13 +1,18 @@
 """`POST /events` through the API: the body checked as a message's is (422 naming each bad
-field), then notified once (events.notify)."""
+field, a `category` that names no category or one whose gates cannot be read among them),
+then notified once (events.notify)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from composer.categories import check_category_exists, refuse_category
 from composer.models import EventBody
 from composer.validation import Problems, check_recipient, check_text
+from core.errors import DocumentError, ValidationFailed
+from core.models import event_id
 from core.runtime import Runtime
+from core.store import EVENTS, is_document_id
 from events.notify import EventDraft, notify
 
 
@@ -18,7 +23,23 @@ def post_event(rt: Runtime, body: EventBody) -> tuple[dict[str, Any], int]:
         problems.add("key", "must not be blank")
     check_recipient(problems, body.channel, body.user)
     check_text(problems, "text", body.text)
+    if body.category is not None and not is_document_id(body.category):
+        problems.add("category", f"{body.category[:80]!r} cannot be a category id")
     problems.raise_if_any()
+    _check_category(rt, body)
     draft = EventDraft(body.key, body.text, body.channel, body.user, body.category)
-    notified = notify(rt, draft)
+    try:
+        notified = notify(rt, draft)
+    except DocumentError as exc:  # its category was broken since the check: nothing claimed
+        refuse_category(f"{body.category!r} cannot be used as stored: {exc.message}")
     return notified.to_json(), 200 if notified.duplicate else 201
+
+
+def _check_category(rt: Runtime, body: EventBody) -> None:
+    """A first caller's category must exist and be readable (422); a later caller of an event
+    whose category has gone since is still told `duplicate`, as every later caller is."""
+    try:
+        check_category_exists(rt.db, body.category)
+    except ValidationFailed:
+        if not rt.db.collection(EVENTS).document(event_id(body.key)).get().exists:
+            raise

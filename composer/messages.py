@@ -22,6 +22,7 @@ from typing import Any
 from google.cloud import firestore
 
 from composer import idempotency
+from composer.categories import check_category_exists
 from composer.models import MessageDraft, MessageEdit
 from composer.serialize import message_json
 from composer.validation import (
@@ -44,11 +45,11 @@ from core import logs
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.write import DELETE
-from core.errors import Conflict, ValidationFailed
+from core.errors import Conflict
 from core.models import message_delivery_id
 from core.runtime import Runtime
 from core.shards import shard_of
-from core.store import CATEGORIES, DELIVERIES, MESSAGES, is_document_id
+from core.store import DELIVERIES, MESSAGES
 
 _NOT_EDITABLE: dict[str, str] = {
     Status.SENDING: "it is being sent right now; try again once the send has settled",
@@ -157,18 +158,6 @@ def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
     after = decide_and_write(rt.db, reference, "message", decide)
     logs.info("message cancelled", message_id=message_id, version=after.get(MessageField.VERSION))
     return message_json(message_id, after)
-
-
-def check_category_exists(db: firestore.Client, category: str | None) -> None:
-    """A category a create or an edit names must exist when it is written (422 otherwise).
-    One deleted later is the gates' concern at send time: the message is not rewritten."""
-    if category is None or not is_document_id(category):
-        return  # none named, or check_message names the malformed id
-    if not db.collection(CATEGORIES).document(category).get().exists:
-        raise ValidationFailed(
-            "invalid fields: category",
-            [{"field": MessageField.CATEGORY.value, "message": f"{category!r} is not a category"}],
-        )
 
 
 def _refuse(data: dict[str, Any], refused: dict[str, str], verb: str) -> None:

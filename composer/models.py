@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from core.actions import MAX_ACTION_ID, MAX_ACTIONS, MAX_LABEL
 from core.http import Instant
-from core.models import MAX_MISFIRE_GRACE
+from core.models import CHANNEL_PATTERN, MAX_MISFIRE_GRACE, MAX_SLACK_ID, USER_PATTERN
 from core.rules import MAX_EXDATES
 
 # A category id names a `categories` document (Firestore: at most 1,500 bytes).
@@ -24,6 +24,17 @@ NonWorkingDayPolicy = Literal["skip", "next_working_day"]
 # What reconciliation does when Slack history cannot be read (processor/reconcile.py).
 AmbiguityPolicy = Literal["hold", "retry"]
 RotationStatus = Literal["active", "paused"]
+
+
+def _slack_id(pattern: str) -> WithJsonSchema:
+    """A Slack id's format in /openapi.json. The check itself is composer.validation's (the
+    same core.models regex), so that a 422 names every bad field of a body at once."""
+    return WithJsonSchema({"type": "string", "pattern": pattern, "maxLength": MAX_SLACK_ID})
+
+
+# Slack ids as the API takes them (core.models: format and length).
+UserId = Annotated[str, _slack_id(USER_PATTERN)]
+ChannelId = Annotated[str, _slack_id(CHANNEL_PATTERN)]
 
 
 class _Body(BaseModel):
@@ -75,8 +86,8 @@ class MessageDraft(_Body):
         }
     )
 
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     # A `categories` id: a message to a person then passes their gates (processor.gates).
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
     text: str
@@ -99,8 +110,8 @@ class MessageEdit(_Body):
     """`PUT /messages/{id}`: the fields it names replace the stored ones, `null` removes an
     optional field; fields it does not name keep their stored value."""
 
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     category: str | None = None
     text: str | None = None
     timezone: str | None = None
@@ -122,7 +133,7 @@ class MessageEdit(_Body):
 # enough that a stored rotation stays well inside Firestore's 1 MiB document.
 MAX_MEMBERS = 1_000
 MAX_SKIP_DATES = 366
-Members = Annotated[list[str], Field(max_length=MAX_MEMBERS)]
+Members = Annotated[list[UserId], Field(max_length=MAX_MEMBERS)]
 Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
 
 
@@ -145,7 +156,7 @@ class RotationDraft(_Body):
     )
 
     name: str
-    channel: str
+    channel: ChannelId
     members: Members
     timezone: str
     send_time: str
@@ -165,7 +176,7 @@ class RotationEdit(_Body):
     """`PUT /rotations/{id}`: same merge rules as `MessageEdit`."""
 
     name: str | None = None
-    channel: str | None = None
+    channel: ChannelId | None = None
     members: Members | None = None
     timezone: str | None = None
     send_time: str | None = None
@@ -214,7 +225,7 @@ class EventBody(_Body):
     )
 
     key: str = Field(min_length=1, max_length=MAX_EVENT_KEY)
-    channel: str | None = None
-    user: str | None = None
+    channel: ChannelId | None = None
+    user: UserId | None = None
     text: str
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)

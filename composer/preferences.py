@@ -21,10 +21,10 @@ from composer.models import PreferencesEdit
 from composer.serialize import dump
 from composer.validation import Problems
 from core import logs
-from core.documents.categories import CategoryField
+from core.documents.categories import CategoryField, quiet_window_hours
 from core.documents.people import PersonField
 from core.documents.preferences import PreferenceField
-from core.errors import NotFound
+from core.errors import DocumentError, NotFound
 from core.models import USER_ID
 from core.store import CATEGORIES, PEOPLE, PREFERENCES, is_document_id
 
@@ -106,7 +106,11 @@ def _category(ident: str, data: dict[str, Any]) -> Category:
         bad.append(CategoryField.OPT_OUT_ALLOWED.value)
         allowed = False  # the safe reading: perhaps must-read
     hours = data.get(CategoryField.QUIET_WINDOW_HOURS, 0)
-    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours < 0:
+    try:
+        quiet_window_hours(data)  # the gates' reading: NaN or Infinity are unreadable
+    except DocumentError:
+        hours = None
+    if hours is None or (isinstance(hours, int | float) and hours < 0):
         bad.append(CategoryField.QUIET_WINDOW_HOURS.value)
         hours = None
     cap = data.get(CategoryField.DAILY_CAP)

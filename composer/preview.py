@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from composer.answers import MessagePreview, Occurrence
+from composer.categories import check_category_exists, refuse_category
 from composer.models import MessageDraft
 from composer.serialize import dump
 from composer.validation import (
@@ -44,6 +45,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
     category). The draft must be valid as it would be for a create (422 otherwise)."""
     now = rt.clock.now()
     check_message(draft, now, schedule_from_now=True)
+    check_category_exists(rt.db, draft.category)
     rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
     # The buttons as posted; a preview has no delivery yet, so their values name "preview".
     rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft.actions))
@@ -85,7 +87,10 @@ def _gates(rt: Runtime, draft: MessageDraft, occurrences: list[Any]) -> list[str
     reasons = []
     for when in occurrences:
         delivery_id = message_delivery_id(DRAFT_ID, when.utc)
-        reason = held_back(message, when.utc, delivery_id, gates.docs(message), when.utc)
+        try:
+            reason = held_back(message, when.utc, delivery_id, gates.docs(message), when.utc)
+        except DocumentError as exc:  # its category was broken since the check
+            refuse_category(f"{draft.category!r} cannot be used as stored: {exc.message}")
         if reason is None:
             gates.assume_sent(message, when.utc, delivery_id, when.utc)
         reasons.append(reason)

@@ -17,8 +17,8 @@ from composer.models import RotationDraft
 from composer.validation import Problems, check_actions, check_channel, check_zone
 from core.documents.rotations import RotationField
 from core.errors import DocumentError, ValidationFailed
-from core.models import MAX_TEXT
-from core.rotation import LOCAL_DATE, SEND_TIME, USER_ID, Rotation, fill_template
+from core.models import MAX_TEXT, USER_ID
+from core.rotation import LOCAL_DATE, SEND_TIME, Rotation, fill_template
 from rotations.render import render_turn
 
 # The fields of `rotations` a caller writes; everything else (`last_processed_date`,

@@ -16,10 +16,17 @@ from core.errors import DocumentError
 from core.schedule import Recurrence, recurrence_from_fields, zone
 
 MAX_TEXT = 40_000
-# Ids are matched whole (`\Z`, not `$`, which also allows a trailing newline).
-CHANNEL_ID = re.compile(r"\A[CGD][A-Z0-9]{2,}\Z")
-# A person: a Slack user id (`U…`, or `W…` on Enterprise Grid), sent to as a direct message.
-USER_ID = re.compile(r"\A[UW][A-Z0-9]{2,}\Z")
+# Slack ids: a type letter and uppercase letters and digits, at most MAX_SLACK_ID characters
+# (Slack's are 9 to 11 today: room to grow, and far inside Firestore's 1,500-byte document id,
+# where a person's id and a channel's end up: `people/{user}`, pacing slots).
+MAX_SLACK_ID = 32
+# A conversation (`C…`, `G…`, `D…`) and a person (a Slack user id, `U…`, or `W…` on
+# Enterprise Grid, sent to as a direct message), as the API's models declare them.
+CHANNEL_PATTERN = rf"^[CGD][A-Z0-9]{{2,{MAX_SLACK_ID - 1}}}$"
+USER_PATTERN = rf"^[UW][A-Z0-9]{{2,{MAX_SLACK_ID - 1}}}$"
+# Matched whole (`\Z`, not `$`, which also allows a trailing newline).
+CHANNEL_ID = re.compile(r"\A" + CHANNEL_PATTERN[1:-1] + r"\Z")
+USER_ID = re.compile(r"\A" + USER_PATTERN[1:-1] + r"\Z")
 # A `categories` id as a message names it: a document id (no `/`, not `.`/`..`/`__…__`).
 CATEGORY_ID = re.compile(r"\A(?!\.{1,2}\Z)(?!__.*__\Z)[^/]{1,200}\Z", re.DOTALL)
 DEFAULT_MISFIRE_GRACE = 3600
@@ -188,10 +195,16 @@ def recipient(data: dict[str, Any]) -> tuple[str | None, str | None]:
         raise DocumentError("channel_and_user", "a message names channel or user, not both")
     if user is not None:
         if not isinstance(user, str) or not USER_ID.match(user):
-            raise DocumentError("invalid_user", f"user {user!r} is not a Slack user id")
+            raise DocumentError("invalid_user", f"user {_shown(user)} is not a Slack user id")
         return None, user
     if not isinstance(channel, str) or not channel.strip():
         raise DocumentError("missing_channel", "channel (or user) is required")
     if not CHANNEL_ID.match(channel):
-        raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
+        raise DocumentError("invalid_channel", f"channel {_shown(channel)} is not a Slack id")
     return channel, None
+
+
+def _shown(value: object) -> str:
+    """A stored value as an error message quotes it: at most 80 characters of it."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:80]}... ({len(text)} characters)"

@@ -27,12 +27,11 @@ from zoneinfo import ZoneInfo
 from core.actions import Action, catalog
 from core.documents.rotations import RotationField
 from core.errors import DocumentError
-from core.models import CHANNEL_ID, MAX_TEXT
+from core.models import CHANNEL_ID, MAX_TEXT, USER_ID
 from core.schedule import to_utc, zone
 from core.working_days import WorkingDays
 
 # Matched whole: `\Z` (not `$`, which allows a trailing newline), ASCII digits only.
-USER_ID = re.compile(r"\A[UW][A-Z0-9]{2,}\Z")
 SEND_TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
 LOCAL_DATE = re.compile(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 DEFAULT_WEEKDAYS = (0, 1, 2, 3, 4)

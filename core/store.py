@@ -212,16 +212,17 @@ def expired_leases(db: firestore.Client, now: datetime, limit: int) -> list[Snap
     return list(query.stream())
 
 
-def unusable_leases(db: firestore.Client, limit: int) -> list[Snapshot]:
-    """Messages `sending` under a lease that `expired_leases` can never find: a `lease` that
-    is not a map, or a map whose first key is not a timestamp `expires_at`. Firestore orders
-    values of different types (null, bool, number, timestamp, string, ..., map) and maps key by
-    key, so all of these sort before the least usable lease or from the first map whose
-    `expires_at` is a string (a cursor, unlike a filter, compares across types). Through the
-    (status, lease) composite index."""
+def unusable_leases(db: firestore.Client, limit: int, collection: str = MESSAGES) -> list[Snapshot]:
+    """Messages (or events: `collection`) `sending` under a lease that the expired-lease query
+    can never find: a `lease` that is not a map, or a map whose first key is not a timestamp
+    `expires_at`. Firestore orders values of different types (null, bool, number, timestamp,
+    string, ..., map) and maps key by key, so all of these sort before the least usable lease
+    or from the first map whose `expires_at` is a string (a cursor, unlike a filter, compares
+    across types). Through the (status, lease) composite index."""
+    sending = _EVENT_SENDING if collection == EVENTS else Status.SENDING.value
     query = (
-        db.collection(MESSAGES)
-        .where(filter=FieldFilter(MessageField.STATUS, "==", Status.SENDING))
+        db.collection(collection)
+        .where(filter=FieldFilter(SubjectField.STATUS, "==", sending))
         .order_by(LEASE)
     )
     least = {LEASE: {LeaseField.EXPIRES_AT.value: datetime(1, 1, 1, tzinfo=UTC)}}

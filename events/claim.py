@@ -81,7 +81,11 @@ def plan_retry(
     if not gated(event):
         return plan
     gates = ahead if isinstance(ahead, Gates) and ahead.covers(event) else None
-    passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
+    try:
+        passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
+    except DocumentError as exc:  # its category cannot be read: its gates are unknown
+        detail = f"cannot be sent as stored: {exc.message}"
+        return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail)
     if isinstance(passed, HeldBack):
         return _skip_retry(rt, snap, passed)
     return passed

@@ -32,6 +32,7 @@ from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import EVENTS, Snapshot, due_events, expired_event_leases
 from events.claim import plan_retry
+from events.unusable_leases import fail_unusable_leases
 from formatting.slack_text import SlackMessage, to_slack
 from processor.abc import (
     MARK_DELIVERED,
@@ -95,7 +96,7 @@ class EventKind:
         ]
 
     def sweep(self, rt: Runtime) -> Counter[str]:
-        return Counter()
+        return fail_unusable_leases(rt, self)
 
     def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
         return expired_event_leases(db, now, limit)

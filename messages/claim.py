@@ -144,7 +144,10 @@ def _plan_to_person(
     plan = MessagePlan.of(rt, message, occurrence, missed)
     delivery_id = plan.ledger_ref.id
     docs = gates.docs(message)
-    reason = held_back(message, occurrence, delivery_id, docs, now)
+    try:
+        reason = held_back(message, occurrence, delivery_id, docs, now)
+    except DocumentError as exc:  # its category cannot be read: its gates are unknown
+        return reject_document(rt, snap, exc, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
         person = under_version(gates, message, docs, delivery_id)

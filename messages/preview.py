@@ -33,7 +33,11 @@ def preview_messages(rt: Runtime, due: list[Any], now: datetime) -> list[dict[st
             continue
         delivery_id = message_delivery_id(message.id, at)
         status = entries.get(delivery_id, {}).get(LedgerField.STATUS)
-        reason = held_back(message, at, delivery_id, gates.docs(message), now, status)
+        try:
+            reason = held_back(message, at, delivery_id, gates.docs(message), now, status)
+        except DocumentError as exc:  # its category cannot be read: the claim fails it
+            entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}
+            continue
         entry["held_back"] = reason
         if reason is None:
             gates.assume_sent(message, at, delivery_id, now)

@@ -7,9 +7,11 @@ that no pass will ever send as it is stored: a status the processor does not kno
 missing or non-timestamp `next_run_at` (the due query never finds it), a document the
 processor's own parsing rejects (unknown timezone, invalid rule, bad channel...: the code is
 the one the processor would record in `last_error.code`), or a lease that reconciliation can
-never settle (`sending` without a lease map, a lease that is not a map). Verdicts come from
-the processor's own parsing (`Message.from_document`, `Rotation.from_document`,
-`Event.from_document`), so the doctor and the processor cannot disagree.
+never settle (`sending` without a lease map, a lease that is not a map). It reads every
+`categories` document too, and reports each one the gates cannot read (`invalid_category`:
+every send of it to a person ends `failed`). Verdicts come from the processor's own parsing
+(`Message.from_document`, `Rotation.from_document`, `Event.from_document`,
+`check_category`), so the doctor and the processor cannot disagree.
 
 `--fix` writes only what can be computed: `next_run_at` of a waiting one-off (its
 `send_at`), of a waiting series (its first occurrence at or after now; earlier ones are
@@ -30,6 +32,7 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
+from core.documents.categories import check_category
 from core.documents.events import EventField, EventStatus
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
@@ -42,7 +45,7 @@ from core.rotation import Rotation
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.shards import in_range, shard_of
-from core.store import EVENTS, MESSAGES, ROTATIONS, Snapshot
+from core.store import CATEGORIES, EVENTS, MESSAGES, ROTATIONS, Snapshot
 
 MESSAGE_STATUSES = frozenset(Status)
 # Messages a pass may still send (a paused or held one once a person resumes it): each must
@@ -156,6 +159,17 @@ def examine_event(doc_id: str, data: dict[str, Any], now: datetime) -> Finding |
     return _unscheduled(EVENTS, doc_id, data, now)
 
 
+def examine_category(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
+    """A category the gates cannot read: every send of it to a person ends `failed` with the
+    same code (`invalid_category`) until a person puts the category right."""
+    try:
+        check_category(data)
+    except DocumentError as exc:
+        reason = f"{exc.message} (a send of this category to a person ends failed)"
+        return Finding(CATEGORIES, doc_id, exc.code, reason)
+    return None
+
+
 def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
     known = KNOWN[collection]
     return Finding(
@@ -231,10 +245,13 @@ def scan(
         (MESSAGES, examine_message),
         (ROTATIONS, examine_rotation),
         (EVENTS, examine_event),
+        (CATEGORIES, examine_category),
     ):
         for snap in _all(db, collection):
             data = snap.to_dict() or {}
-            finding = examine_shard(collection, snap.id, data, shards, examine(snap.id, data, now))
+            finding = examine(snap.id, data, now)
+            if collection in LIVE:  # sent from: each must be in a shard the due scan reads
+                finding = examine_shard(collection, snap.id, data, shards, finding)
             if finding is not None:
                 yield snap, finding
 

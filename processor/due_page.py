@@ -59,14 +59,16 @@ def fair_page(read: Read, limit: int, per_channel: int) -> DuePage:
 def channel_of(snap: Snapshot) -> str | None:
     """Where the message posts, as the pass knows it: its channel; for a message to a person
     their user id, which stands for their DM (the bot has one DM per person, whose id is
-    only known once the claim has opened it). None when it names neither as a string."""
+    only known once the claim has opened it; a `channel: null` beside a `user` counts as no
+    channel). None when it names neither as a string."""
     # One field at a time, not to_dict(): that deep-copies the whole document, on every call.
     for field in (MessageField.CHANNEL, MessageField.USER):
         try:
             value = snap.get(field)
         except KeyError:
             continue
-        return value if isinstance(value, str) else None
+        if value is not None:
+            return value if isinstance(value, str) else None
     return None
 
 

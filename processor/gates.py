@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from google.cloud import firestore
 
-from core.documents.categories import CategoryField
+from core.documents.categories import CategoryField, quiet_window_hours
 from core.documents.deliveries import LedgerReason, LedgerStatus
 from core.documents.messages import MessageField
 from core.documents.people import Holds, PersonField
@@ -371,10 +371,8 @@ def local_day(message: Gated, occurrence_at: datetime) -> str:
 
 
 def _quiet_hours(category: dict[str, Any]) -> float:
-    hours = category.get(CategoryField.QUIET_WINDOW_HOURS)
-    if isinstance(hours, bool) or not isinstance(hours, int | float) or hours <= 0:
-        return 0.0
-    return float(hours)
+    """0: exempt. DocumentError `invalid_category` when unreadable (NaN, Infinity...)."""
+    return quiet_window_hours(category)
 
 
 def _in_quiet_window(person: dict[str, Any], delivery_id: str, hours: float, now: datetime) -> bool:

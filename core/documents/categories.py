@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from typing import Any
+
+from core.errors import DocumentError
 
 
 class CategoryField(enum.StrEnum):
@@ -13,3 +17,32 @@ class CategoryField(enum.StrEnum):
     QUIET_WINDOW_HOURS = "quiet_window_hours"
     DAILY_CAP = "daily_cap"  # optional: per person, per local day of the message's timezone
     OPT_OUT_ALLOWED = "opt_out_allowed"  # default true; false for must-read categories
+
+
+# The longest quiet window a category may ask for: a year (a window's end stays a datetime).
+MAX_QUIET_WINDOW_HOURS = 366 * 24
+
+
+def quiet_window_hours(data: Mapping[str, Any]) -> float:
+    """A stored category's `quiet_window_hours`: absent or null is 0 (exempt), and so is a
+    number up to 0; a number above 0 is the window. Anything else (NaN, Infinity, a number
+    above MAX_QUIET_WINDOW_HOURS, a string...) makes the category unreadable: DocumentError
+    `invalid_category`, so that a send of it ends `failed` with that code, never sent with
+    its gates guessed."""
+    hours = data.get(CategoryField.QUIET_WINDOW_HOURS)
+    if hours is None:
+        return 0.0
+    number = isinstance(hours, int | float) and not isinstance(hours, bool)
+    if not number or not hours <= MAX_QUIET_WINDOW_HOURS:  # NaN is not <= anything
+        shown = repr(hours)[:80]
+        raise DocumentError(
+            "invalid_category",
+            f"the category's {CategoryField.QUIET_WINDOW_HOURS} {shown} is not a number of "
+            f"hours from 0 to {MAX_QUIET_WINDOW_HOURS}",
+        )
+    return max(float(hours), 0.0)
+
+
+def check_category(data: Mapping[str, Any]) -> None:
+    """DocumentError `invalid_category` when the gates cannot read a stored category."""
+    quiet_window_hours(data)

@@ -16,6 +16,7 @@ from targets.kinds import run_pass
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
+from tests.fixtures.people import seed_category
 
 KEY = "stage-717:completed"
 SHA = hashlib.sha256(KEY.encode()).hexdigest()
@@ -32,6 +33,7 @@ def stored(db, sha=SHA):
 
 
 def test_the_first_caller_sends_and_every_later_one_is_a_duplicate(api, db, slack, clock):
+    seed_category(db, "stages")  # a category names a `categories` document (else 422)
     status, first = call(api, "POST", "/events", event(category="stages"))
 
     assert (status, first) == (201, {"delivery_id": DELIVERY, "duplicate": False, "status": "sent"})
