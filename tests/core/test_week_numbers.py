@@ -71,7 +71,8 @@ _weeknos = st.one_of(
 
 @st.composite
 def weekno_rules(draw: st.DrawFn) -> tuple[str, datetime, datetime]:
-    """A YEARLY BYWEEKNO rule (maybe with BYDAY, BYMONTH, WKST), its start, and an UNTIL
+    """A YEARLY BYWEEKNO rule (maybe with BYDAY, BYMONTH, BYMONTHDAY, BYSETPOS, WKST), its
+    start, and an UNTIL
     (local) up to 12 years later, so a rule that never matches ends too."""
     parts = {"FREQ": "YEARLY"}
     weeknos = draw(st.lists(_weeknos, min_size=1, max_size=3, unique=True))
@@ -82,6 +83,11 @@ def weekno_rules(draw: st.DrawFn) -> tuple[str, datetime, datetime]:
     if draw(st.integers(0, 9)) == 0:  # rarely: most never meet the weeks, searched to 9999
         months = draw(st.lists(st.integers(1, 12), min_size=1, max_size=2, unique=True))
         parts["BYMONTH"] = ",".join(map(str, months))
+    if draw(st.integers(0, 5)) == 0:
+        parts["BYMONTHDAY"] = str(draw(st.sampled_from([1, 2, 28, -1, -2])))  # in every month
+    if draw(st.integers(0, 3)) == 0:
+        positions = draw(st.lists(st.sampled_from([1, 2, -1]), min_size=1, max_size=2, unique=True))
+        parts["BYSETPOS"] = ",".join(map(str, positions))
     if draw(st.booleans()):
         parts["WKST"] = draw(st.sampled_from(WEEKDAYS))
     start = draw(
@@ -111,20 +117,36 @@ def test_every_occurrence_is_in_a_listed_week_and_none_is_missing(drawn):
 
 
 def reference(parts: dict[str, str], start: datetime, until: datetime) -> list[datetime]:
-    """Every day from `start` to `until`, at `start`'s time, that the rule's parts allow."""
+    """Every day of each year from `start`'s to `until`'s that the rule's parts allow (BYSETPOS
+    choosing among a whole year's), at `start`'s time, from `start` to `until`."""
     weeknos = {int(n) for n in parts["BYWEEKNO"].split(",")}
     weekdays = {WEEKDAYS.index(d) for d in parts.get("BYDAY", ",".join(WEEKDAYS)).split(",")}
     months = {int(m) for m in parts.get("BYMONTH", "1,2,3,4,5,6,7,8,9,10,11,12").split(",")}
+    monthday = int(parts.get("BYMONTHDAY", "0"))
+    positions = [int(p) for p in parts.get("BYSETPOS", "").split(",") if p]
     wkst = WEEKDAYS.index(parts.get("WKST", "MO"))
-    days = (start.date() + timedelta(days=n) for n in range((until - start).days + 1))
-    return [
-        at
-        for day in days
-        if day.weekday() in weekdays
-        and day.month in months
-        and not weeknos.isdisjoint(week_numbers(day, wkst))
-        and start <= (at := datetime.combine(day, time(start.hour, start.minute))) <= until
-    ]
+    found = []
+    for year in range(start.year, until.year + 1):
+        days = (date(year, 1, 1) + timedelta(days=n) for n in range(366))
+        chosen = [
+            day
+            for day in days
+            if day.year == year
+            and day.weekday() in weekdays
+            and day.month in months
+            and monthday in (0, day.day, day.day - _month_length(day) - 1)
+            and not weeknos.isdisjoint(week_numbers(day, wkst))
+        ]
+        if positions:
+            picked = {chosen[p - 1 if p > 0 else p] for p in positions if abs(p) <= len(chosen)}
+            chosen = sorted(picked)
+        found += [datetime.combine(day, time(start.hour, start.minute)) for day in chosen]
+    return [at for at in found if start <= at <= until]
+
+
+def _month_length(day: date) -> int:
+    following = date(day.year + day.month // 12, day.month % 12 + 1, 1)
+    return (following - date(day.year, day.month, 1)).days
 
 
 def week_numbers(day: date, wkst: int) -> tuple[int, int]:
@@ -159,3 +181,18 @@ def _first_week(year: int, wkst: int) -> date:
     while start.weekday() != wkst or days_by_year(start).get(year, 0) < 4:
         start += timedelta(days=1)
     return start
+
+
+def test_a_created_series_is_next_due_on_the_next_sunday_of_an_iso_week_53(api):
+    body = {
+        **SERIES,
+        "timezone": "America/New_York",
+        "rrule": "FREQ=YEARLY;BYWEEKNO=53;BYDAY=SU",
+        "dtstart": "2038-01-04T09:00",
+    }
+
+    status, created = call(api, "POST", "/messages", body)
+
+    assert status == 201, created
+    # 2044-01-03 is ISO 2043-W53's Sunday; dateutil alone takes 2039-01-02 (ISO 2038-W52).
+    assert created["next_run_at"].startswith("2044-01-03T14:00:00"), created
