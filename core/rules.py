@@ -19,12 +19,21 @@ hook for that; `evaluate` runs dateutil's own generator with its two helpers (`_
 which builds each period's candidates, and `range`, which drives the search loops) rebound
 to counting versions, so the engine is dateutil's, unchanged. One evaluation past its
 budget raises `DocumentError("invalid_rrule")`.
+
+Week numbers (`BYWEEKNO`) are RFC 5545's, not dateutil's: week 1 is the first week, starting
+on `WKST` (Monday unless given), with at least four days in the year, so with `WKST=MO` they
+are ISO 8601 week numbers (`date.isocalendar()`), and `-1` is a year's last week (52 or 53).
+dateutil counts the last week of the year before from the wrong year (dateutil PR #1537,
+open): `FREQ=YEARLY;BYWEEKNO=53;BYDAY=SU` yields 2022-01-02, in ISO week 52 of 2021. So the
+counting helper replaces each year's week-number mask with one computed here (`_week_mask`),
+for every `BYWEEKNO` value and `WKST`; dateutil still combines it with the other parts.
 """
 
 from __future__ import annotations
 
 import builtins
 import calendar
+import itertools
 import re
 import types
 from collections.abc import Callable, Iterator
@@ -170,6 +179,9 @@ _DATEUTIL_ITER = vars(rrule)["_iter"].__code__
 # the budget would count nothing: checked at import, not found out in production.
 if not {"_iterinfo", "range"} <= set(_DATEUTIL_ITER.co_names):
     raise ImportError("dateutil's rrule._iter changed: core.rules cannot bound its work")
+# Nor may its week-number mask move, or BYWEEKNO would silently be dateutil's own again.
+if "wnomask" not in dateutil_rrule._iterinfo.__slots__:
+    raise ImportError("dateutil's rrule._iterinfo changed: core.rules cannot number weeks")
 
 
 class _Budget:
@@ -210,9 +222,17 @@ class _Budget:
 
 
 class _CountingInfo(dateutil_rrule._iterinfo):
-    """dateutil's calendar helper; each `*dayset` call is one period examined."""
+    """dateutil's calendar helper; each `*dayset` call is one period examined. Its week
+    numbers are RFC 5545's (module doc)."""
 
     spend: Callable[[], None]
+
+    def rebuild(self, year: int, month: int) -> None:
+        new_year = year != self.lastyear
+        super().rebuild(year, month)
+        rule: Any = self.rrule  # its parsed parts are private attributes, without types
+        if new_year and rule._byweekno:
+            self.wnomask = _week_mask(year, rule._wkst, frozenset(rule._byweekno))
 
     def ydayset(self, *args: int) -> Any:
         self.spend()
@@ -229,6 +249,46 @@ class _CountingInfo(dateutil_rrule._iterinfo):
     def ddayset(self, *args: int) -> Any:
         self.spend()
         return super().ddayset(*args)
+
+
+def _week_mask(year: int, wkst: int, weeknos: frozenset[int]) -> list[int]:
+    """1 for each day of `year`, and of the 7 days after it (dateutil's masks run on into the
+    next year), whose week's number is in `weeknos`: RFC 5545 weeks, starting on weekday
+    `wkst` (0 is Monday), numbered in the year that holds at least four of their days, and
+    negative numbers counted back from that year's last week. Day numbers are proleptic
+    ordinals, so years 1 and 9999 need no date before or after them."""
+    first = _new_year(year)
+    length = _new_year(year + 1) - first + 7
+    mask = [0] * length
+    # The mask's days lie in the weeks of the year before, this year and the next.
+    ones = [_week_one(y, wkst) for y in range(year - 1, year + 3)]
+    for one, next_one in itertools.pairwise(ones):
+        weeks = (next_one - one) // 7
+        for n in weeknos:
+            week = n if n > 0 else weeks + 1 + n
+            if 1 <= week <= weeks:
+                begins = one + (week - 1) * 7 - first
+                low, high = max(begins, 0), min(begins + 7, length)
+                if low < high:
+                    mask[low:high] = [1] * (high - low)
+    return mask
+
+
+def _new_year(year: int) -> int:
+    """The proleptic ordinal of 1 January of `year` (`date.toordinal`, for any year)."""
+    before = year - 1
+    return 1 + 365 * before + before // 4 - before // 100 + before // 400
+
+
+def _weekday(ordinal: int) -> int:
+    """The weekday of a proleptic ordinal, 0 for Monday (`date.weekday`)."""
+    return (ordinal + 6) % 7
+
+
+def _week_one(year: int, wkst: int) -> int:
+    """The first day of week 1 of `year`: of the week, starting on `wkst`, holding 4 January."""
+    fourth = _new_year(year) + 3
+    return fourth - (_weekday(fourth) - wkst) % 7
 
 
 def _numbers(body: str, name: str, value: str) -> tuple[int, ...]:

@@ -180,3 +180,36 @@ def test_a_channels_backlog_does_not_keep_messages_to_people_waiting(settings, d
     assert_drained_in_order_once(db, slack, {"C0BUSY001": busy})
     assert {message(db, m)["status"] for m in people + backlog} == {"sent"}
     assert len(slack.posts()) == 40 + 3 + 15
+
+
+def test_a_page_smaller_than_a_channels_share_still_has_room_for_the_other_channels(
+    settings, db, slack, clock
+):
+    """TICK_LIMIT=20 is under what a pass can post to one channel (51 in 50 s): the busy
+    channel takes what the ten others leave, they all go out in the first pass."""
+    rt = make_runtime(replace(settings, tick_limit=20), db, clock, "worker-a")
+    busy = seed_backlog(db, "C0BUSY001", 60)
+    others = seed_others(db, 10)
+
+    first = run_pass(rt)
+
+    assert {message(db, m)["status"] for m in others} == {"sent"}
+    assert first["sent"] == 20  # the page is full: the backlog fills the rest of it
+    assert [p.channel for p in slack.posts()].count("C0BUSY001") == 10
+    passes = list(until_idle(rt, run_pass))
+
+    assert passes[-1]["due"] == 0
+    assert_drained_in_order_once(db, slack, {"C0BUSY001": busy})
+    assert len(slack.posts()) == 70
+
+
+def test_a_channel_alone_still_fills_the_page(settings, db, slack, clock):
+    rt = make_runtime(replace(settings, tick_limit=20), db, clock, "worker-a")
+    busy = seed_backlog(db, "C0BUSY001", 60)
+
+    first = run_pass(rt)
+
+    assert first["sent"] == 20  # its share makes room for others; with none, it is all its
+    assert [p.text for p in slack.posts()] == [f"C0BUSY001 #{k}" for k in range(20)]
+    list(until_idle(rt, run_pass))
+    assert_drained_in_order_once(db, slack, {"C0BUSY001": busy})

@@ -1,12 +1,15 @@
 """`make run DISPATCH=pubsub` end to end, as a developer runs it (`python -m emulator.run_local`
 with the Makefile's environment): the tick over HTTP publishes what is due, the emulator
 pushes each message to `deliver` served by functions-framework, and the Slack stand-in gets
-one post per occurrence; the subscriptions it created are read back from the emulator."""
+one post per occurrence; the subscriptions it created are read back from the emulator. Every
+server it starts takes a free port, so a `make run` on the machine cannot break it, and
+nothing is refused before anyone has clicked."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +30,9 @@ from core.subscription import (
 from emulator.slack_standin import RecordedPost
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+# Every port run_local reads (`LOCAL_<NAME>_PORT`): each server it starts, one a test must move
+# off its fixed default.
+PORT_NAMES = re.findall(r'"LOCAL_(\w+)_PORT"', (ROOT / "emulator" / "run_local.py").read_text())
 
 
 def free_port() -> int:
@@ -57,12 +63,9 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
         "FIRESTORE_EMULATOR_HOST": firestore_host,
         "PUBSUB_EMULATOR_HOST": pubsub_host,
         "LOCAL_TICK_SECONDS": "2",
-        "LOCAL_SLACK_PORT": str(slack_port),
-        **{
-            f"LOCAL_{name}_PORT": str(free_port())
-            for name in ("FUNCTION", "API", "DELIVER", "PUSH")
-        },
     }
+    ports = {name: free_port() for name in PORT_NAMES} | {"SLACK": slack_port}
+    env |= {f"LOCAL_{name}_PORT": str(port) for name, port in ports.items()}
     log = tmp_path / "run.log"
     with log.open("wb") as out:
         run = subprocess.Popen(
@@ -95,6 +98,11 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
     settled = {d for d in delivered if d and d.split(":")[1] in wanted}
     assert settled <= logged, output[-4000:]
     assert "published" in output  # the tick's summary line counts what it published
+    assert "interaction refused" not in output  # no start-up probe posed as a click
+    hosts = (firestore_host, pubsub_host)
+    given = {*ports.values(), *(int(host.rpartition(":")[2]) for host in hosts)}
+    printed = {int(port) for port in re.findall(r"(?:127\.0\.0\.1|localhost):(\d+)", output)}
+    assert printed <= given, output[-4000:]  # no server on a fixed port
     applied_subscriptions_are_the_deployed_ones(project)
 
 
