@@ -36,6 +36,7 @@ from functions_framework.exceptions import EventConversionException
 
 from core import logs
 from core.errors import BadRequest, MethodNotAllowed
+from core.http import json_object
 from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
@@ -74,19 +75,22 @@ def handle_deliver(request: flask.Request, settings: Settings) -> tuple[Any, int
 def read_event(request: flask.Request) -> CloudEvent:
     """The request's CloudEvent, read as functions-framework reads one: binary or structured
     mode, else a raw Pub/Sub push (or legacy background event) converted. 400 when it is none
-    of those (415 when its body is no JSON); the answer names the cause, never the request's
-    headers or body."""
+    of those (415 when a push's media type is not JSON); the answer names the cause, never
+    the request's headers or body."""
     if request.method != "POST":
         raise MethodNotAllowed(f"{request.method} is not a push", ["POST"])
     try:
         return from_http(request.headers, request.get_data())
     except (MissingRequiredFields, InvalidRequiredFields):
         pass  # no CloudEvent attributes: a raw push, converted below
-    except (GenericException, RecursionError) as exc:
+    except (GenericException, RecursionError, ValueError) as exc:  # ValueError: not UTF-8
         raise BadRequest(f"not a readable CloudEvent ({type(exc).__name__})") from None
+    json_object(request)  # 400 unless the body is a JSON object of a sane depth
     try:
         return event_conversion.background_event_to_cloud_event(request)
-    except (EventConversionException, RecursionError) as exc:
+    except (EventConversionException, TypeError, KeyError, AttributeError, ValueError) as exc:
+        # functions-framework's conversion assumes the shape it looks for: anything else
+        # fails in one of these ways.
         raise BadRequest(
             f"neither a CloudEvent nor a Pub/Sub push ({type(exc).__name__})"
         ) from None
