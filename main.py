@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import flask
 import functions_framework
-from cloudevents.http import CloudEvent
+from werkzeug.exceptions import HTTPException, InternalServerError
 from werkzeug.exceptions import NotFound as NoRoute
 
 from composer.page import serve_page
 from composer.routes import handle_api
-from core.http import respond, unrouted
+from core.http import internal_error, refused_by_framework, respond
 from interactions.target import handle_interactions
 from targets.deliver import handle_deliver
 from targets.tick import handle_tick
@@ -34,19 +34,29 @@ def interactions(request: flask.Request) -> flask.Response:
     return handle_interactions(request)
 
 
-@functions_framework.cloud_event
-def deliver(event: CloudEvent) -> None:
-    handle_deliver(flask.request, event)
+@functions_framework.http
+def deliver(request: flask.Request) -> flask.Response:
+    # Pub/Sub's pushes: an http target, so it authenticates before it parses the CloudEvent.
+    return respond(request, handle_deliver)
 
 
-def not_routed(_: NoRoute) -> flask.Response:
+def refused(exc: HTTPException) -> flask.Response:
     # Flask's own `/static/<filename>` rule (no static folder: always 404) catches the page's
     # files before the `api` target sees them; the app is named after its target.
     on_api = flask.current_app.name == "api"
-    page = serve_page(flask.request) if on_api else None
-    return page if page is not None else respond(flask.request, unrouted, people=on_api)
+    page = serve_page(flask.request) if on_api and isinstance(exc, NoRoute) else None
+    if page is not None:
+        return page
+    return respond(flask.request, refused_by_framework(exc), people=on_api)
 
 
-# A path the framework's own router cannot match (`/messages/a%0Ab`: its `<path:path>` takes
-# no newline) gets the contract's JSON error too, after authentication, not an HTML page.
-functions_framework.errorhandler(NoRoute)(not_routed)
+def crashed(exc: InternalServerError) -> flask.Response:
+    return internal_error(exc.original_exception or exc)
+
+
+# What the framework itself refuses (a path its router cannot match, `/messages/a%0Ab`: its
+# `<path:path>` takes no newline; a method a rule does not take) gets the contract's JSON
+# error, after authentication; what raises outside a target's handler, a JSON 500 in place
+# of functions-framework's crash page (which quotes the exception).
+functions_framework.errorhandler(HTTPException)(refused)
+functions_framework.errorhandler(InternalServerError)(crashed)

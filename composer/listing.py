@@ -64,7 +64,12 @@ class PageQuery(BaseModel):
     """The paging query parameters (parsed by `page_from`)."""
 
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
-    cursor: str | None = Field(None, description="the previous page's `next_cursor`")
+    cursor: str | None = Field(
+        None,
+        min_length=1,
+        pattern=r"^[A-Za-z0-9_-]+$",  # unpadded base64url, as _encode_cursor writes it
+        description="the previous page's `next_cursor`, exactly as it was answered",
+    )
 
 
 class MessageQuery(PageQuery):

@@ -8,13 +8,14 @@ merged onto a stored document go through the same rules.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from core.actions import MAX_ACTION_ID, MAX_ACTIONS, MAX_LABEL
 from core.http import Instant
-from core.models import CHANNEL_PATTERN, MAX_MISFIRE_GRACE, MAX_SLACK_ID, USER_PATTERN
+from core.models import CHANNEL_PATTERN, MAX_MISFIRE_GRACE, MAX_SLACK_ID, MAX_TEXT, USER_PATTERN
 from core.rules import MAX_EXDATES
 
 # A category id names a `categories` document (Firestore: at most 1,500 bytes).
@@ -39,6 +40,114 @@ ChannelId = Annotated[str, _slack_id(CHANNEL_PATTERN)]
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _whole(value: object) -> object:
+    """JSON Schema's `integer` takes 3.0 as well as 3: so does the API (not 3.5, not "3")."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+# How late an occurrence of a series may still be sent.
+Grace = Annotated[int, Field(ge=0, le=MAX_MISFIRE_GRACE), BeforeValidator(_whole)]
+
+
+# --- what composer.validation enforces beyond the fields' types, said in JSON Schema --------
+# A body's JSON Schema (/openapi.json) carries these, so a client generated from the
+# document does not send what the API refuses for its shape alone. What depends on stored
+# data or on now (a known category, a send time ahead) stays in docs/api.md.
+
+Schema = dict[str, Any]
+_NULL: Schema = {"type": "null"}
+_TEXT = {"minLength": 1, "maxLength": MAX_TEXT, "pattern": r"\S"}  # not blank
+# A local wall-clock time `YYYY-MM-DDTHH:MM[:SS]` (core.schedule.parse_local).
+_LOCAL = (
+    r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]"
+    r"(:[0-5][0-9])?$"
+)
+# A `categories` document id (core.store.is_document_id).
+_CATEGORY = {
+    "minLength": 1,
+    "maxLength": MAX_CATEGORY_ID,
+    "pattern": r"^(?!\.\.?$)(?!__.*__$)[^/]+$",
+}
+_MESSAGE_FIELDS: dict[str, Schema] = {
+    "category": _CATEGORY,
+    "text": _TEXT,
+    "dtstart": {"pattern": _LOCAL},
+    "exdates": {"items": {"type": "string", "pattern": _LOCAL}},
+}
+
+
+def _given(*names: str) -> Schema:
+    """Each of `names` is present and not null."""
+    return {"required": list(names), "properties": {n: {"not": _NULL} for n in names}}
+
+
+def _left_out(*names: str) -> Schema:
+    """Each of `names` is absent or null."""
+    return {"properties": {n: _NULL for n in names}}
+
+
+def _exactly_one(*names: str) -> Schema:
+    return {"oneOf": [_given(name) for name in names]}
+
+
+_SERIES_ONLY = ("dtstart", "exdates", "working_days", "on_non_working_day")
+# A one-off has `send_at` and no recurring field; a series `rrule` and `dtstart`, no
+# `send_at` or `expires_at` (composer.validation.check_message).
+_ONE_OFF_OR_SERIES = {
+    "oneOf": [
+        {"allOf": [_given("send_at"), _left_out("rrule", *_SERIES_ONLY)]},
+        {"allOf": [_given("rrule", "dtstart"), _left_out("send_at", "expires_at")]},
+    ]
+}
+# `one_answer: true` is only for a message with buttons.
+_ONE_ANSWER_NEEDS_ACTIONS = {
+    "if": {"required": ["one_answer"], "properties": {"one_answer": {"const": True}}},
+    "then": _given("actions"),
+}
+# `on_non_working_day` applies to a calendar: `working_days`.
+_POLICY_NEEDS_CALENDAR = {"if": _given("on_non_working_day"), "then": _given("working_days")}
+
+
+_ROTATION_FIELDS: dict[str, Schema] = {
+    "name": {"minLength": 1, "maxLength": 200, "pattern": r"\S"},  # rotation_rules.MAX_NAME
+    "members": {"minItems": 1, "uniqueItems": True},
+    "skips": {"propertyNames": {"pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},
+    "send_time": {"pattern": r"^([01][0-9]|2[0-3]):[0-5][0-9]$"},  # core.rotation.SEND_TIME
+    "weekdays": {
+        "minItems": 1,
+        "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 0, "maximum": 6},
+    },
+    "text": _TEXT,
+}
+
+
+def _rules(
+    *rules: Schema,
+    fields: dict[str, Schema] | None = None,
+    not_null: tuple[str, ...] = (),
+    examples: list[Schema] | None = None,
+) -> Callable[[Schema], None]:
+    """A model's `json_schema_extra`: `rules` all hold, each of `fields` gets its keywords,
+    and `not_null` fields may be left out but not be null (an edit cannot remove them)."""
+
+    def extra(schema: Schema) -> None:
+        properties = schema["properties"]
+        for name in not_null:
+            branches = [b for b in properties[name].pop("anyOf") if b != _NULL]
+            properties[name].pop("default", None)
+            properties[name].update(branches[0])
+        for name, keywords in (fields or {}).items():
+            properties[name].update(keywords)
+        if rules:
+            schema["allOf"] = list(rules)
+        if examples:
+            schema["examples"] = examples
+
+    return extra
 
 
 class WorkingDays(_Body):
@@ -68,8 +177,13 @@ class MessageDraft(_Body):
     `channel` or `user` (a person, sent a direct message), exactly one (composer.validation)."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+        json_schema_extra=_rules(
+            _exactly_one("channel", "user"),
+            _ONE_OFF_OR_SERIES,
+            _ONE_ANSWER_NEEDS_ACTIONS,
+            _POLICY_NEEDS_CALENDAR,
+            fields=_MESSAGE_FIELDS,
+            examples=[
                 {
                     "channel": "C0123ABCD",
                     "text": "*Release* at noon",
@@ -82,8 +196,8 @@ class MessageDraft(_Body):
                     "rrule": "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=55",
                     "dtstart": "2030-01-07T09:55",
                 },
-            ]
-        }
+            ],
+        )
     )
 
     channel: ChannelId | None = None
@@ -97,7 +211,7 @@ class MessageDraft(_Body):
     rrule: str | None = None
     dtstart: str | None = None
     exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: int | None = Field(default=None, ge=0, le=MAX_MISFIRE_GRACE)
+    misfire_grace_seconds: Grace | None = None
     allow_broadcast: bool = False
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None
@@ -110,6 +224,14 @@ class MessageEdit(_Body):
     """`PUT /messages/{id}`: the fields it names replace the stored ones, `null` removes an
     optional field; fields it does not name keep their stored value."""
 
+    model_config = ConfigDict(
+        json_schema_extra=_rules(
+            _ONE_ANSWER_NEEDS_ACTIONS,
+            fields=_MESSAGE_FIELDS,
+            not_null=("text",),  # composer.messages: required, so never removed
+        )
+    )
+
     channel: ChannelId | None = None
     user: UserId | None = None
     category: str | None = None
@@ -120,7 +242,7 @@ class MessageEdit(_Body):
     rrule: str | None = None
     dtstart: str | None = None
     exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: int | None = Field(default=None, ge=0, le=MAX_MISFIRE_GRACE)
+    misfire_grace_seconds: Grace | None = None
     allow_broadcast: bool | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     working_days: WorkingDays | None = None
@@ -141,8 +263,9 @@ class RotationDraft(_Body):
     """A whole rotation: the body of `POST /rotations`."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+        json_schema_extra=_rules(
+            fields=_ROTATION_FIELDS,
+            examples=[
                 {
                     "name": "Stand-up host",
                     "channel": "C0123ABCD",
@@ -151,8 +274,8 @@ class RotationDraft(_Body):
                     "send_time": "09:30",
                     "text": "{member} hosts today's stand-up",
                 }
-            ]
-        }
+            ],
+        )
     )
 
     name: str
@@ -160,9 +283,9 @@ class RotationDraft(_Body):
     members: Members
     timezone: str
     send_time: str
-    weekdays: list[int] = Field(default_factory=lambda: [0, 1, 2, 3, 4])
+    weekdays: list[Whole] = Field(default_factory=lambda: [0, 1, 2, 3, 4])
     text: str
-    cursor: int = 0
+    cursor: Whole = 0
     status: RotationStatus = "active"
     # Local date "YYYY-MM-DD" -> the members out that day (checked in composer.rotation_rules).
     skips: Skips | None = None
@@ -175,14 +298,22 @@ class RotationDraft(_Body):
 class RotationEdit(_Body):
     """`PUT /rotations/{id}`: same merge rules as `MessageEdit`."""
 
+    model_config = ConfigDict(
+        json_schema_extra=_rules(
+            fields=_ROTATION_FIELDS,
+            # composer.rotations: required, so never removed
+            not_null=("name", "channel", "members", "send_time", "text"),
+        )
+    )
+
     name: str | None = None
     channel: ChannelId | None = None
     members: Members | None = None
     timezone: str | None = None
     send_time: str | None = None
-    weekdays: list[int] | None = None
+    weekdays: list[Whole] | None = None
     text: str | None = None
-    cursor: int | None = None
+    cursor: Whole | None = None
     status: RotationStatus | None = None
     skips: Skips | None = None
     working_days: WorkingDays | None = None
@@ -217,11 +348,13 @@ class EventBody(_Body):
     exactly one (composer.events)."""
 
     model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
+        json_schema_extra=_rules(
+            _exactly_one("channel", "user"),
+            fields={"category": _CATEGORY, "text": _TEXT},
+            examples=[
                 {"key": "stage-717:completed", "channel": "C0123ABCD", "text": "Framing done"}
-            ]
-        }
+            ],
+        )
     )
 
     key: str = Field(min_length=1, max_length=MAX_EVENT_KEY)

@@ -103,7 +103,12 @@ def document(routes: tuple[Route, ...]) -> dict[str, Any]:
     refs, definitions = models_json_schema(models, ref_template=_REF)
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, refs)
+        operation = _operation(route, refs)
+        links = _links(route, routes)
+        if links:
+            for status in (route.status, *route.also):
+                operation["responses"][str(status)]["links"] = links
+        paths.setdefault(route.path, {})[route.method.lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {
@@ -153,6 +158,37 @@ def _operation(route: Route, refs: dict[tuple[Any, JsonSchemaMode], Any]) -> dic
             **_json_content("", refs[(route.body, "validation")]),
         }
     return operation
+
+
+def _links(route: Route, routes: tuple[Route, ...]) -> dict[str, Any]:
+    """The OpenAPI links of `route`'s answer, the flows a client (and schemathesis' stateful
+    phase) follows: from a record to every operation on it (its `id`, and its `version` as
+    `If-Match`), and from a page to the next one (`next_cursor`)."""
+    answer = route.answer.model_fields
+    if "id" in answer:
+        ident = "$response.body#/id"
+    elif f"{{{_ID_PARAMETER}}}" in route.path:
+        ident = "$request.path.id"
+    else:
+        ident = None
+    prefix = route.path.split(f"/{{{_ID_PARAMETER}}}")[0] + f"/{{{_ID_PARAMETER}}}"
+    links: dict[str, Any] = {}
+    for other in routes if ident is not None else ():
+        if other is route or not other.path.startswith(prefix):
+            continue
+        parameters = {_ID_PARAMETER: ident}
+        if IF_MATCH in other.headers and "version" in answer:
+            parameters[f"header.{IF_MATCH}"] = "$response.body#/version"
+        links[_operation_id(other)] = {
+            "operationId": _operation_id(other),
+            "parameters": parameters,
+        }
+    if "cursor" in route.query.model_fields and "next_cursor" in answer:
+        following = {"cursor": "$response.body#/next_cursor"}
+        if f"{{{_ID_PARAMETER}}}" in route.path:
+            following[_ID_PARAMETER] = "$request.path.id"
+        links["next_page"] = {"operationId": _operation_id(route), "parameters": following}
+    return links
 
 
 def _parameters(route: Route) -> list[dict[str, Any]]:

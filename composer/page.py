@@ -4,7 +4,8 @@ These paths are static: they carry no data, so they need no Authorization header
 navigation cannot send one) and are answered before the `api` target authenticates. Every
 answer carries a strict Content-Security-Policy: scripts, styles and fetches from this origin
 only (plus Google Identity Services when COMPOSER_CLIENT_ID is set), no inline code, never
-framed. Only files directly in web/ with a plain name are served, so no path reaches outside.
+framed. Only the files directly in web/ with a plain name are served, so no path reaches
+outside; any other path under `/static/` is left to the API, whose answer is its JSON error.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ _TYPES = {
     ".svg": "image/svg+xml",
 }
 _PLAIN_NAME = re.compile(r"[a-z][a-z0-9_-]*\.[a-z]+")
+# What `/static/<name>` serves, listed once: a requested name is only ever looked up here,
+# never handed to the file system (a 10,000-character one would fail there).
+_FILES = frozenset(
+    file.name
+    for file in WEB.iterdir()
+    if file.is_file() and _PLAIN_NAME.fullmatch(file.name) and file.suffix in _TYPES
+)
 # The origins Google Identity Services loads from (its script, its button's frame and style).
 _GOOGLE = "https://accounts.google.com/gsi/"
 
@@ -59,11 +67,14 @@ def serve_page(request: flask.Request) -> flask.Response | None:
         return None  # the API's (authenticated, JSON) 404 or 405
     if path != "/" and not path.startswith("/static/"):
         return None
+    name = path.removeprefix("/static/")
+    if path != "/" and name not in _FILES:
+        return None
     client_id = _client_id()
     if path == "/":
         html = _templates.get_template("index.html").render(client_id=client_id)
         return _secured(flask.Response(html, 200, mimetype="text/html"), client_id)
-    return _secured(_static(path.removeprefix("/static/")), client_id)
+    return _secured(_static(name), client_id)
 
 
 def _client_id() -> str | None:
@@ -75,10 +86,7 @@ def _client_id() -> str | None:
 
 def _static(name: str) -> flask.Response:
     file = WEB / name
-    kind = _TYPES.get(file.suffix)
-    if not _PLAIN_NAME.fullmatch(name) or kind is None or not file.is_file():
-        return flask.Response("not found\n", 404, mimetype="text/plain")
-    response = flask.Response(file.read_bytes(), 200, content_type=kind)
+    response = flask.Response(file.read_bytes(), 200, content_type=_TYPES[file.suffix])
     response.headers["Cache-Control"] = "no-cache"
     return response
 

@@ -4,12 +4,14 @@ contract's error body. Handlers raise `HttpError`s; nothing else leaks to the ca
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import flask
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, ValidationError
+from werkzeug.exceptions import HTTPException
 
 from core import logs
 from core.auth import AuthConfig, People, Principal, authenticate
@@ -73,14 +75,10 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
         answer = _error(ErrorBody.model_validate(exc.body()), exc.status)
         answer.headers.update(exc.headers())
         return answer
+    except HTTPException as exc:
+        return framework_answer(exc)
     except Exception as exc:
-        logs.error(
-            "request failed",
-            error_code=type(exc).__name__,
-            error_message=str(exc),
-            path=request.path,
-        )
-        return _error(ErrorBody(error="internal", message="internal error", details=[]), 500)
+        return internal_error(exc)
     _log_person(request, principal, status)
     return _json(body, status)
 
@@ -102,6 +100,41 @@ def _log_person(request: flask.Request, principal: Principal, status: int) -> No
 def unrouted(request: flask.Request, _: Settings) -> tuple[Any, int]:
     """The handler of a request the framework could not route to a target."""
     raise NotFound(f"no route {request.method} {request.path!r}")
+
+
+def refused_by_framework(exc: HTTPException) -> Handler:
+    """The handler of a request the framework (flask, werkzeug, functions-framework) refused
+    with `exc`: once authenticated, the caller gets that status as the contract's JSON."""
+
+    def handler(request: flask.Request, settings: Settings) -> tuple[Any, int]:
+        if exc.code == 404:
+            return unrouted(request, settings)
+        raise exc
+
+    return handler
+
+
+def framework_answer(exc: HTTPException) -> flask.Response:
+    """`exc`'s status as the contract's JSON error, named from its standard phrase. Never its
+    description: the framework's may quote the request, its headers and credentials."""
+    status = exc.code or 500
+    code = re.sub(r"[^a-z0-9]+", "_", exc.name.lower()).strip("_")
+    answer = _error(ErrorBody(error=code, message=f"{status} {exc.name}", details=[]), status)
+    allowed = getattr(exc, "valid_methods", None)
+    if allowed:
+        answer.headers["Allow"] = ", ".join(allowed)
+    return answer
+
+
+def internal_error(exc: BaseException) -> flask.Response:
+    """The JSON 500 for an exception nothing else handled, logged by its type only."""
+    logs.error(
+        "request failed",
+        error_code=type(exc).__name__,
+        error_message=str(exc),
+        path=flask.request.path,
+    )
+    return _error(ErrorBody(error="internal", message="internal error", details=[]), 500)
 
 
 def _error(body: ErrorBody, status: int) -> flask.Response:

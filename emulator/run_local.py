@@ -199,9 +199,12 @@ def tick(token: str) -> dict[str, Any]:
 
 
 def serve(target: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """One functions-framework server per target, as Cloud Functions deploys them."""
+    """One functions-framework server per target, as Cloud Functions deploys them (with a
+    longer keep-alive: emulator/serve_function.py)."""
     command = [
-        str(Path(sys.executable).parent / "functions-framework"),
+        sys.executable,
+        "-m",
+        "emulator.serve_function",
         "--target",
         target,
         "--source",

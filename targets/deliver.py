@@ -17,7 +17,9 @@ What Pub/Sub sees:
   pushes, processor/dead_letter.py): escalated and acknowledged, nothing sent.
 - HTTP 401: the caller did not authenticate as the `tick` target requires (admin token, or
   a Google OIDC token for TICK_AUDIENCE from TRIGGER_SERVICE_ACCOUNTS: the push
-  subscription's service account).
+  subscription's service account). It is checked before the request is parsed.
+- HTTP 400 (405 for another method than POST): the request is no CloudEvent and no Pub/Sub
+  push at all, so not from Pub/Sub; every error is the contract's JSON body.
 """
 
 from __future__ import annotations
@@ -26,11 +28,18 @@ from datetime import datetime
 from typing import Any
 
 import flask
+from cloudevents.exceptions import (
+    GenericException,
+    InvalidRequiredFields,
+    MissingRequiredFields,
+)
+from cloudevents.http import CloudEvent, from_http
+from functions_framework import event_conversion
+from functions_framework.exceptions import EventConversionException
 
 from core import logs
-from core.auth import authenticate
-from core.errors import SettingsError, Unauthorized
-from core.http import auth_config
+from core.errors import BadRequest, MethodNotAllowed
+from core.http import json_object
 from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
@@ -45,18 +54,10 @@ from processor.pacing import ChannelWait, hold_limit, rate_limited_until
 from targets.kinds import KINDS_BY_NAME
 
 
-def handle_deliver(request: flask.Request, event: Any) -> None:
-    """Authenticate the push, read its message, and deliver the occurrence it names."""
-    try:
-        settings = Settings.from_env()
-    except SettingsError as exc:
-        logs.error("settings are invalid", error_code="settings", error_message=str(exc))
-        raise
-    try:
-        authenticate(request.headers.get("Authorization"), auth_config(settings))
-    except Unauthorized as exc:
-        logs.warning("deliver refused an unauthenticated push", reason=exc.message)
-        flask.abort(401, description=exc.message)
+def handle_deliver(request: flask.Request, settings: Settings) -> tuple[Any, int]:
+    """Read the push's CloudEvent (its caller authenticated already: core.http.respond) and
+    deliver the occurrence its message names."""
+    event = read_event(request)
     message_id = event["id"]
     try:
         occurrence = read_message(event.data)
@@ -68,15 +69,40 @@ def handle_deliver(request: flask.Request, event: Any) -> None:
             detail=exc.detail,
             status="malformed",
         )
-        return
+        return {"status": "malformed"}, 200
     if occurrence.kind == ANSWERS:
         show_clicked(runtime_for(settings), occurrence.subject_id, message_id)
-        return
+        return {"status": "answers_shown"}, 200
     dead = dead_letter_of(event.data.get("message"))
     if dead is not None:  # from the dead-letter topic's subscription: escalated, not sent
         escalate_dead_letter(runtime_for(settings), occurrence, dead, message_id)
-        return
+        return {"status": "dead_letter"}, 200
     paced(runtime_for(settings), occurrence, message_id)
+    return {"status": "handled"}, 200
+
+
+def read_event(request: flask.Request) -> CloudEvent:
+    """The request's CloudEvent, read as functions-framework reads one: binary or structured
+    mode, else a raw Pub/Sub push (or legacy background event) converted. 400 when it is none
+    of those (415 when a push's media type is not JSON); the answer names the cause, never
+    the request's headers or body."""
+    if request.method != "POST":
+        raise MethodNotAllowed(f"{request.method} is not a push", ["POST"])
+    try:
+        return from_http(request.headers, request.get_data())
+    except (MissingRequiredFields, InvalidRequiredFields):
+        pass  # no CloudEvent attributes: a raw push, converted below
+    except (GenericException, RecursionError, ValueError) as exc:  # ValueError: not UTF-8
+        raise BadRequest(f"not a readable CloudEvent ({type(exc).__name__})") from None
+    json_object(request)  # 400 unless the body is a JSON object of a sane depth
+    try:
+        return event_conversion.background_event_to_cloud_event(request)
+    except (EventConversionException, TypeError, KeyError, AttributeError, ValueError) as exc:
+        # functions-framework's conversion assumes the shape it looks for: anything else
+        # fails in one of these ways.
+        raise BadRequest(
+            f"neither a CloudEvent nor a Pub/Sub push ({type(exc).__name__})"
+        ) from None
 
 
 def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:

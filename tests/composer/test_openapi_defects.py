@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema_rs  # schemathesis' own validator
 import pytest
 
 from tests.fixtures.api import call
 from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import seed_rotation
 from tests.fixtures.runtime import ADMIN_TOKEN
 
 
@@ -68,3 +70,89 @@ def test_a_405_names_the_methods_the_path_takes_in_allow(
     assert response.status_code == 405
     assert response.headers["Allow"] == allow
     assert response.get_json()["error"] == "method_not_allowed"
+
+
+# --- what the document says a body may be --------------------------------------------------
+
+LATER = "2030-01-07T09:00:00Z"
+ONE_OFF = {"channel": "C0123ABCD", "text": "Hi", "send_at": LATER}
+BUTTON = [{"id": "ok", "label": "OK"}]
+
+
+def allowed(document: dict[str, Any], model: str, body: Any) -> bool:
+    """Whether the served document's schema `model` takes `body`."""
+    root = {"$ref": f"#/components/schemas/{model}", "components": document["components"]}
+    return bool(jsonschema_rs.Draft202012Validator(root).is_valid(body))
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "model", "body"),
+    [
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"channel": None}),
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"user": "U0123ABCD"}),
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"one_answer": True}),
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"rrule": "FREQ=DAILY"}),
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"text": " "}),
+        ("POST", "/messages", "MessageDraft", ONE_OFF | {"on_non_working_day": "skip"}),
+        ("POST", "/preview", "MessageDraft", ONE_OFF | {"channel": "#general"}),
+        ("PUT", "/messages/m1", "MessageEdit", {"text": None}),
+        ("PUT", "/messages/m1", "MessageEdit", {"category": ".."}),
+        ("PUT", "/messages/m1", "MessageEdit", {"dtstart": "soon"}),
+        ("PUT", "/rotations/standup", "RotationEdit", {"members": None}),
+        ("PUT", "/rotations/standup", "RotationEdit", {"weekdays": []}),
+        ("POST", "/events", "EventBody", {"key": "k", "text": "Hi"}),
+    ],
+)
+def test_a_body_the_api_refuses_for_its_shape_is_one_the_document_refuses(
+    api: Any, db: Any, method: str, path: str, model: str, body: Any
+) -> None:
+    """A client generated from /openapi.json cannot build these: each was schema-valid
+    and answered 422."""
+    seed_message(db, "m1")
+    seed_rotation(db)
+    _, document = call(api, "GET", "/openapi.json")
+    assert not allowed(document, model, body)
+    status, answer = call(api, method, path, body)
+    assert status == 422, answer
+
+
+def test_a_body_with_buttons_and_whole_numbers_as_floats_is_taken(api: Any) -> None:
+    """JSON Schema's `integer` includes 3.0: the API takes it as 3 (it answered 422)."""
+    body = ONE_OFF | {"one_answer": True, "actions": BUTTON}
+    status, answer = call(api, "POST", "/messages", body)
+    assert status == 201, answer
+    series = {"rrule": "FREQ=DAILY", "dtstart": "2030-01-07T09:00", "misfire_grace_seconds": 60.0}
+    status, answer = call(api, "POST", "/messages", ONE_OFF | {"send_at": None} | series)
+    assert (status, answer.get("misfire_grace_seconds")) == (201, 60), answer
+
+
+def test_an_empty_cursor_is_not_one_the_document_allows(api: Any) -> None:
+    _, document = call(api, "GET", "/openapi.json")
+    (cursor,) = [
+        parameter["schema"]
+        for parameter in document["paths"]["/messages"]["get"]["parameters"]
+        if parameter["name"] == "cursor"
+    ]
+    root = {**cursor, "components": document["components"]}
+    assert not jsonschema_rs.Draft202012Validator(root).is_valid("")
+    status, _ = call(api, "GET", "/messages?cursor=")
+    assert status == 422
+
+
+def test_records_link_to_the_operations_on_them(api: Any) -> None:
+    """The document's links carry a created record's id (and version, as If-Match) to every
+    operation on it, and a page's next_cursor to the next page: stateful testing follows
+    them."""
+    _, document = call(api, "GET", "/openapi.json")
+    created = document["paths"]["/messages"]["post"]["responses"]["201"]["links"]
+    assert created["put_messages_by_id"]["parameters"] == {
+        "id": "$response.body#/id",
+        "header.If-Match": "$response.body#/version",
+    }
+    assert {link["operationId"] for link in created.values()} >= {
+        "get_messages_by_id",
+        "delete_messages_by_id",
+        "get_messages_by_id_deliveries",
+    }
+    page = document["paths"]["/rotations"]["get"]["responses"]["200"]["links"]
+    assert page["next_page"]["parameters"] == {"cursor": "$response.body#/next_cursor"}

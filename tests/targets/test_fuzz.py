@@ -315,6 +315,51 @@ def test_tick_requests_never_get_a_5xx(tick_app, env, db, slack, body):
     answered_cleanly(tick_app.test_client(), db, "POST", "/", body)
 
 
+# A request to `deliver` in any of the shapes a caller could send: a structured or binary
+# CloudEvent, a push, or anything else, with or without the CloudEvent headers.
+CE_HEADERS = st.dictionaries(
+    st.sampled_from(["ce-id", "ce-specversion", "ce-type", "ce-source", "ce-time"]),
+    st.one_of(
+        st.sampled_from(["1", "1.0", "", "x" * 300]),
+        st.text(st.characters(blacklist_categories=["Cc", "Cs"]), max_size=20),
+    ),
+    max_size=5,
+)
+DELIVER_BODIES = st.one_of(
+    st.binary(max_size=200),
+    JSON.map(json.dumps),
+    st.just("[" * 5_000 + "]" * 5_000),
+    st.fixed_dictionaries(
+        {"specversion": st.just("1.0"), "type": st.text(max_size=5)},
+        optional={"id": st.text(max_size=5), "source": st.text(max_size=5), "data": JSON},
+    ).map(json.dumps),
+)
+CONTENT_TYPES = st.sampled_from(
+    ["application/json", "application/cloudevents+json", "text/plain", None]
+)
+
+
+@FUZZ
+@given(
+    body=DELIVER_BODIES,
+    content_type=CONTENT_TYPES,
+    ce=CE_HEADERS,
+    method=st.sampled_from(["POST", "GET", "PUT"]),
+)
+def test_deliver_answers_any_request_in_json_and_quotes_no_credential(
+    deliver, slack, body, content_type, ce, method
+):
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}", **ce}
+    response = deliver.open(
+        "/", method=method, data=body, content_type=content_type, headers=headers
+    )
+    text = response.get_data(as_text=True)
+    assert response.status_code < 500, text
+    assert response.mimetype == "application/json", text
+    assert ADMIN_TOKEN not in text
+    assert slack.posts() == []
+
+
 # --- 2. stored documents ------------------------------------------------------------------
 
 DUE = T0 - timedelta(minutes=5)
