@@ -5,15 +5,15 @@
 - FAILED: Slack refused it and will refuse it again; never retried by itself.
 - RETRY_LATER: provably not delivered and worth another try later (429, or the connection
   never opened).
+- AMBIGUOUS: Slack may or may not have posted it (timeout, dropped connection, 5xx,
+  fatal_error): never resent blindly; the occurrence stays claimed under its lease until
+  reconciliation settles it.
 
 Slack's rate limits are per method (docs/slack-limits.md). A 429 from any method makes this
 process wait out its `Retry-After` for that method (for chat.postMessage, whose limit Slack
 states per channel, for that channel): until then the transport does not call it, and
 answers RETRY_LATER (`ratelimited`) itself (`MethodWaits`, shared by every request and pass
 of the process, on the injected clock).
-- AMBIGUOUS: Slack may or may not have posted it (timeout, dropped connection, 5xx,
-  fatal_error): never resent blindly; the occurrence stays claimed under its lease until
-  reconciliation settles it.
 """
 
 from __future__ import annotations
