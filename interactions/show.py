@@ -4,8 +4,9 @@ was sent with (interactions.posted).
 
 Each answer is created `pending_update: true`, and the click is answered before any update
 (interactions.target). The marker is removed once an update that included the answer was
-taken by Slack, or, when Slack refuses for good (`TERMINAL`: the post is gone, too old or
-too long to edit), replaced by `not_shown` with Slack's code. Every pass shows the pending
+taken by Slack, or, when Slack refuses for good (any error core.slack classes as
+definitive, e.g. the post or its channel is gone, archived, too old or too long to edit),
+replaced by `not_shown` with Slack's code. Every pass shows the pending
 ones oldest first (`show_pending`), within `UPDATES_PER_PASS` chat.update calls; under
 DISPATCH=pubsub the click's own Pub/Sub message shows it first (targets.deliver). The
 recorded answer itself is never touched. After an update the answers are read again, and a
@@ -44,17 +45,9 @@ UPDATES_PER_PASS = 40
 # Pending answers a pass reads, at most, looking for ones it can show; and per query page.
 SCAN_LIMIT = 500
 _PAGE = 50
-# chat.update errors that no retry can cure: the answers they block end `not_shown`.
-TERMINAL = frozenset(
-    {
-        "message_not_found",
-        "cant_update_message",
-        "edit_window_closed",
-        "msg_too_long",
-        "is_inactive",
-        "no_catalog",  # ours: the ledger entry or its subject's catalog is gone
-    }
-)
+# Why an update can never be made, besides Slack's definitive errors (Outcome.FAILED): the
+# answers it blocks end `not_shown`. Ours: the ledger entry or its subject's catalog is gone.
+NO_CATALOG = "no_catalog"
 
 
 # Slack rate limiting us, or failing on its side (or not answering in time): no more calls
@@ -151,7 +144,7 @@ def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
 def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budget) -> Shown:
     posted = read_posted(rt, delivery_id)
     if posted is None:
-        return _failed(delivery_id, answers, "no_catalog")  # its subject or catalog is gone
+        return _failed(delivery_id, answers, NO_CATALOG, final=True)
     channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
     if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(delivery_id, answers, "not_posted_yet")  # not recorded yet: next pass
@@ -165,7 +158,10 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
         return Shown.PENDING
     result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
     if result.outcome is not Outcome.DELIVERED:
-        failed = _failed(delivery_id, answers, result.code or "update_failed")
+        # Slack refused for good (its post or channel gone, archived, too old...): retried,
+        # it would be refused every pass, and spend the budget newer answers need.
+        final = result.outcome is Outcome.FAILED
+        failed = _failed(delivery_id, answers, result.code or "update_failed", final=final)
         return Shown.HELD if result.outcome in _SLACK_TROUBLE else failed
     logs.info("answers shown", delivery_id=delivery_id, answers=len(pairs))
     return Shown.ALL
@@ -191,11 +187,11 @@ def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tupl
     return pairs
 
 
-def _failed(delivery_id: str, answers: list[Snapshot], code: str) -> Shown:
+def _failed(delivery_id: str, answers: list[Snapshot], code: str, final: bool = False) -> Shown:
     """The pending answers marked with why the update failed; ended `not_shown` when no
-    retry can cure it (one log line either way)."""
+    retry can cure it (`final`; one log line either way)."""
     pending = [snap for snap in answers if _field(snap, ResponseField.PENDING_UPDATE) is True]
-    if code not in TERMINAL:
+    if not final:
         for snap in pending:
             snap.reference.update({ResponseField.UPDATE_ERROR.value: code})
         logs.warning(

@@ -31,10 +31,15 @@ def _answers(db: Any) -> dict[str, dict[str, Any]]:
     return {snap.id: snap.to_dict() for snap in db.collection("responses").stream()}
 
 
-def _answered_posts(db: Any, post: Any, count: int, ts: str, first_id: str) -> list[str]:
-    """`count` more posts of the message (ledger entries like `post`'s, at `ts`), each with
-    an answer pending, answered a day before T0, oldest first; ids sort before `post`'s."""
+def _answered_posts(
+    db: Any, post: Any, count: int, ts: str, first_id: str, channel: str | None = None
+) -> list[str]:
+    """`count` more posts of the message (ledger entries like `post`'s, at `ts`, in `channel`
+    if given), each with an answer pending, answered a day before T0, oldest first; ids sort
+    before `post`'s."""
     entry = db.collection("deliveries").document(post.delivery_id).get().to_dict()
+    if channel is not None:
+        entry["channel"] = channel
     message_id = entry["message_id"]
     batch = db.batch()
     ids = []
@@ -105,6 +110,34 @@ def test_a_hundred_stuck_answers_end_and_do_not_hold_a_newer_one_back(
     assert [p.get("answers_shown") for p in passes] == [None, None, 1]
     answers = _answers(db)
     assert {answers[f"{d}:{ALICE}"].get("not_shown") for d in stuck} == {"message_not_found"}
+    assert "pending_update" not in answers[f"{post.delivery_id}:{ALICE}"]
+    assert [u.ts for u in slack.updates()] == [post.ts]
+
+
+@pytest.mark.parametrize(
+    ("channel_state", "code"),
+    [
+        ({"exists": False}, "channel_not_found"),
+        ({"archived": True}, "is_archived"),
+        ({"member": False}, "not_in_channel"),
+    ],
+)
+def test_answers_in_a_channel_slack_refuses_end_and_do_not_hold_a_newer_one_back(
+    channel_state, code, clicks, posted, slack, db, tick_app
+):
+    """Any error Slack classes as definitive (core.slack: refused, and refused again) ends
+    the answer `not_shown`: otherwise the oldest stuck answers take every pass's budget."""
+    post = posted()
+    slack.set_channel("C0GONE000", **channel_state)
+    stuck = _answered_posts(db, post, PER_PASS + 1, post.ts, first_id="1999", channel="C0GONE000")
+    click(clicks, post, "done", ALICE, T0)
+
+    passes = [_next_tick(tick_app) for _ in range(2)]
+
+    assert [p.get("answers_not_shown") for p in passes] == [PER_PASS, 1]
+    assert [p.get("answers_shown") for p in passes] == [None, 1]
+    answers = _answers(db)
+    assert {answers[f"{d}:{ALICE}"].get("not_shown") for d in stuck} == {code}
     assert "pending_update" not in answers[f"{post.delivery_id}:{ALICE}"]
     assert [u.ts for u in slack.updates()] == [post.ts]
 
