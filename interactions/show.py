@@ -30,7 +30,7 @@ from core.documents.deliveries import LedgerField, LedgerKind
 from core.documents.responses import ResponseField
 from core.errors import DocumentError
 from core.runtime import Runtime
-from core.slack import Outcome
+from core.slack import Method, Outcome
 from core.store import RESPONSES, Snapshot
 from formatting.buttons import answered
 from formatting.slack_text import SlackMessage, to_slack
@@ -50,9 +50,11 @@ _PAGE = 50
 NO_CATALOG = "no_catalog"
 
 
-# Slack rate limiting us, or failing on its side (or not answering in time): no more calls
-# this pass, so a troubled Slack costs a pass one timeout, not UPDATES_PER_PASS of them.
+# Slack rate limiting us, or failing on its side (or not answering in time): this post's
+# answers wait for a later pass. A pass stops at a rate limit, or at this many failures in
+# a row, so a troubled Slack costs a pass two timeouts, not UPDATES_PER_PASS of them.
 _SLACK_TROUBLE = frozenset({Outcome.RETRY_LATER, Outcome.AMBIGUOUS})
+_TROUBLE_LIMIT = 2
 
 
 class Shown(enum.Enum):
@@ -98,11 +100,15 @@ def show_answers(rt: Runtime, delivery_id: str, budget: Budget | None = None) ->
 
 def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
     """The pass's sweep: the deliveries with an answer still `pending_update`, in the order
-    of their oldest such answer, each updated until `budget` (UPDATES_PER_PASS) is spent or
-    Slack asks to wait. Counts deliveries by `Shown` value."""
+    of their oldest such answer, each updated until `budget` (UPDATES_PER_PASS) is spent,
+    Slack asks to wait (`ratelimited`: the transport's wait for chat.update), or Slack fails
+    twice in a row (a server error or a timeout: one post Slack keeps failing on does not
+    hold the newer ones back, and an outage costs a pass two timeouts). Counts deliveries
+    by `Shown` value."""
     budget = budget or Budget(UPDATES_PER_PASS)
     counts: Counter[str] = Counter()
     seen: set[str] = set()
+    troubled = 0  # Slack's failures in a row
     for snap in _pending_oldest_first(rt):
         delivery_id = str(_field(snap, ResponseField.DELIVERY_ID))
         if delivery_id in seen:
@@ -110,7 +116,9 @@ def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
         seen.add(delivery_id)
         result = show_answers(rt, delivery_id, budget)
         counts[result.value] += 1
-        if result is Shown.HELD or budget.calls <= 0:
+        troubled = troubled + 1 if result is Shown.HELD else 0
+        waiting = rt.slack.waiting_until(Method.UPDATE) is not None
+        if waiting or troubled >= _TROUBLE_LIMIT or budget.calls <= 0:
             break
     return counts
 
