@@ -114,11 +114,12 @@ def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
         if delivery_id in seen:
             continue
         seen.add(delivery_id)
+        if rt.slack.waiting_until(Method.UPDATE) is not None:
+            break  # Slack's Retry-After (from this pass or an earlier one) is not over
         result = show_answers(rt, delivery_id, budget)
         counts[result.value] += 1
         troubled = troubled + 1 if result is Shown.HELD else 0
-        waiting = rt.slack.waiting_until(Method.UPDATE) is not None
-        if waiting or troubled >= _TROUBLE_LIMIT or budget.calls <= 0:
+        if troubled >= _TROUBLE_LIMIT or budget.calls <= 0:
             break
     return counts
 
