@@ -148,8 +148,9 @@ def _due(
     """What is due, oldest first, at most `limit`. With SHARDS=1 one query, with no shard
     filter: every document is found, with or without a `shard`. With more, one query per
     shard through the (shard, status, next_run_at) index, run side by side and merged; a
-    document without a shard in 0..SHARDS-1 is in none of them (doctor reports and fixes it,
-    docs/sharding.md)."""
+    document without a shard in 0..SHARDS-1 is in none of them: a pass puts a due one in
+    its shard first (`outside_shards`, processor.shard_strays), the doctor the others
+    (docs/sharding.md)."""
     if shards == 1:
         return _due_in(db, collection, now, limit, filters)
     shard_filters = [FieldFilter(SubjectField.SHARD, "==", k) for k in range(shards)]

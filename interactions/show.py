@@ -4,8 +4,9 @@ was sent with (interactions.posted).
 
 Each answer is created `pending_update: true`, and the click is answered before any update
 (interactions.target). The marker is removed once an update that included the answer was
-taken by Slack, or, when Slack refuses for good (`TERMINAL`: the post is gone, too old or
-too long to edit), replaced by `not_shown` with Slack's code. Every pass shows the pending
+taken by Slack, or, when Slack refuses for good (any error core.slack classes as
+definitive, e.g. the post or its channel is gone, archived, too old or too long to edit),
+replaced by `not_shown` with Slack's code. Every pass shows the pending
 ones oldest first (`show_pending`), within `UPDATES_PER_PASS` chat.update calls; under
 DISPATCH=pubsub the click's own Pub/Sub message shows it first (targets.deliver). The
 recorded answer itself is never touched. After an update the answers are read again, and a
@@ -29,7 +30,7 @@ from core.documents.deliveries import LedgerField, LedgerKind
 from core.documents.responses import ResponseField
 from core.errors import DocumentError
 from core.runtime import Runtime
-from core.slack import Outcome
+from core.slack import Method, Outcome
 from core.store import RESPONSES, Snapshot
 from formatting.buttons import answered
 from formatting.slack_text import SlackMessage, to_slack
@@ -44,22 +45,16 @@ UPDATES_PER_PASS = 40
 # Pending answers a pass reads, at most, looking for ones it can show; and per query page.
 SCAN_LIMIT = 500
 _PAGE = 50
-# chat.update errors that no retry can cure: the answers they block end `not_shown`.
-TERMINAL = frozenset(
-    {
-        "message_not_found",
-        "cant_update_message",
-        "edit_window_closed",
-        "msg_too_long",
-        "is_inactive",
-        "no_catalog",  # ours: the ledger entry or its subject's catalog is gone
-    }
-)
+# Why an update can never be made, besides Slack's definitive errors (Outcome.FAILED): the
+# answers it blocks end `not_shown`. Ours: the ledger entry or its subject's catalog is gone.
+NO_CATALOG = "no_catalog"
 
 
-# Slack rate limiting us, or failing on its side (or not answering in time): no more calls
-# this pass, so a troubled Slack costs a pass one timeout, not UPDATES_PER_PASS of them.
+# Slack rate limiting us, or failing on its side (or not answering in time): this post's
+# answers wait for a later pass. A pass stops at a rate limit, or at this many failures in
+# a row, so a troubled Slack costs a pass two timeouts, not UPDATES_PER_PASS of them.
 _SLACK_TROUBLE = frozenset({Outcome.RETRY_LATER, Outcome.AMBIGUOUS})
+_TROUBLE_LIMIT = 2
 
 
 class Shown(enum.Enum):
@@ -105,19 +100,26 @@ def show_answers(rt: Runtime, delivery_id: str, budget: Budget | None = None) ->
 
 def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
     """The pass's sweep: the deliveries with an answer still `pending_update`, in the order
-    of their oldest such answer, each updated until `budget` (UPDATES_PER_PASS) is spent or
-    Slack asks to wait. Counts deliveries by `Shown` value."""
+    of their oldest such answer, each updated until `budget` (UPDATES_PER_PASS) is spent,
+    Slack asks to wait (`ratelimited`: the transport's wait for chat.update), or Slack fails
+    twice in a row (a server error or a timeout: one post Slack keeps failing on does not
+    hold the newer ones back, and an outage costs a pass two timeouts). Counts deliveries
+    by `Shown` value."""
     budget = budget or Budget(UPDATES_PER_PASS)
     counts: Counter[str] = Counter()
     seen: set[str] = set()
+    troubled = 0  # Slack's failures in a row
     for snap in _pending_oldest_first(rt):
         delivery_id = str(_field(snap, ResponseField.DELIVERY_ID))
         if delivery_id in seen:
             continue
         seen.add(delivery_id)
+        if rt.slack.waiting_until(Method.UPDATE) is not None:
+            break  # Slack's Retry-After (from this pass or an earlier one) is not over
         result = show_answers(rt, delivery_id, budget)
         counts[result.value] += 1
-        if result is Shown.HELD or budget.calls <= 0:
+        troubled = troubled + 1 if result is Shown.HELD else 0
+        if troubled >= _TROUBLE_LIMIT or budget.calls <= 0:
             break
     return counts
 
@@ -151,7 +153,7 @@ def _answers(rt: Runtime, delivery_id: str) -> list[Snapshot]:
 def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budget) -> Shown:
     posted = read_posted(rt, delivery_id)
     if posted is None:
-        return _failed(delivery_id, answers, "no_catalog")  # its subject or catalog is gone
+        return _failed(delivery_id, answers, NO_CATALOG, final=True)
     channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
     if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(delivery_id, answers, "not_posted_yet")  # not recorded yet: next pass
@@ -165,7 +167,10 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
         return Shown.PENDING
     result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
     if result.outcome is not Outcome.DELIVERED:
-        failed = _failed(delivery_id, answers, result.code or "update_failed")
+        # Slack refused for good (its post or channel gone, archived, too old...): retried,
+        # it would be refused every pass, and spend the budget newer answers need.
+        final = result.outcome is Outcome.FAILED
+        failed = _failed(delivery_id, answers, result.code or "update_failed", final=final)
         return Shown.HELD if result.outcome in _SLACK_TROUBLE else failed
     logs.info("answers shown", delivery_id=delivery_id, answers=len(pairs))
     return Shown.ALL
@@ -191,11 +196,11 @@ def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tupl
     return pairs
 
 
-def _failed(delivery_id: str, answers: list[Snapshot], code: str) -> Shown:
+def _failed(delivery_id: str, answers: list[Snapshot], code: str, final: bool = False) -> Shown:
     """The pending answers marked with why the update failed; ended `not_shown` when no
-    retry can cure it (one log line either way)."""
+    retry can cure it (`final`; one log line either way)."""
     pending = [snap for snap in answers if _field(snap, ResponseField.PENDING_UPDATE) is True]
-    if code not in TERMINAL:
+    if not final:
         for snap in pending:
             snap.reference.update({ResponseField.UPDATE_ERROR.value: code})
         logs.warning(

@@ -7,11 +7,13 @@ a delivery not ours), since Slack only needs the acknowledgement. Nothing here r
 unexpected failure is logged and acknowledged, and never recorded half-way (the answer is
 one create).
 
-Slack shows the person an error when a request is not answered within 3 s. The request's
-work (signature, record, hand-off, ephemeral reply) runs on a worker thread that the request
-waits for at most ANSWER_WITHIN_SECONDS; the post is updated off the request path
-(interactions.handoff). Work still running then (Firestore slow) is answered 200 anyway and
-logged; it goes on, and an answer it records is shown by the next pass."""
+Slack shows the person an error when a request is not answered within 3 s. Its signature is
+checked first (no I/O: a request not signed by Slack is refused at once, however busy the
+workers are); the rest of its work (the replay check, record, hand-off, ephemeral reply)
+runs on a worker thread that the request waits for at most ANSWER_WITHIN_SECONDS; the post
+is updated off the request path (interactions.handoff). Work still running then (Firestore
+slow) is answered 200 anyway and logged; it goes on, and an answer it records is shown by
+the next pass."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from interactions.click import parse_click
 from interactions.handoff import hand_off
 from interactions.record import Answer, record_click
 from interactions.reply import reply_ephemeral
-from interactions.signature import refusal
+from interactions.signature import refusal, replayed
 
 # Slack's 3 s, less the network both ways and the framework's own work.
 ANSWER_WITHIN_SECONDS = 2.0
@@ -50,12 +52,16 @@ def handle_interactions(request: flask.Request) -> flask.Response:
 
 
 def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
-    """The request's answer, within ANSWER_WITHIN_SECONDS whatever its work waits on."""
+    """The request's answer, within ANSWER_WITHIN_SECONDS whatever its work waits on; one
+    that is not signed by Slack is refused before it waits on anything."""
+    reason = refusal(rt, body, headers)
+    if reason is not None:
+        return _refused(reason)
     work = _WORKERS.submit(_decide, rt, body, headers)
     try:
         return work.result(timeout=ANSWER_WITHIN_SECONDS)
     except TimeoutError:
-        click = parse_click(body)  # for the log only: the signature is not checked yet
+        click = parse_click(body)  # for the log only: whether it is a replay is not known yet
         fields = {} if click is None else {"delivery_id": click.delivery_id, "user": click.user}
         logs.error(
             "interaction answered before its work finished; a click that is not then logged"
@@ -68,10 +74,9 @@ def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
 
 
 def _decide(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
-    reason = refusal(rt, body, headers)
+    reason = replayed(rt, headers)
     if reason is not None:
-        logs.warning("interaction refused", reason=reason)
-        return _unauthorized(f"not a valid Slack request ({reason})")
+        return _refused(reason)
     click = parse_click(body)
     if click is None:
         logs.warning("interaction ignored", reason="malformed")
@@ -101,6 +106,11 @@ def _decide(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response
 
 def _ok() -> flask.Response:
     return flask.Response(b"", status=200)
+
+
+def _refused(reason: str) -> flask.Response:
+    logs.warning("interaction refused", reason=reason)
+    return _unauthorized(f"not a valid Slack request ({reason})")
 
 
 def _unauthorized(message: str) -> flask.Response:

@@ -89,15 +89,21 @@ def skip_gated(
             continue
         plan.landed(results)
         log_missed(message, left)
-        logs.info(
-            "held back by a gate; not sent",
-            message_id=message.id,
-            delivery_id=plan.ledger_ref.id,
-            occurrence_at=occurrence,
-            user=message.user,
-            category=message.category,
-            status=Result.SKIPPED.value,
-            reason=reason.value,
-        )
+        _log_skipped(message, plan.ledger_ref.id, occurrence, reason)
         return Result.SKIPPED
     return Result.DUPLICATE
+
+
+def _log_skipped(
+    message: Message, delivery_id: str, occurrence: datetime, reason: LedgerReason
+) -> None:
+    logs.info(
+        "held back by a gate; not sent",
+        message_id=message.id,
+        delivery_id=delivery_id,
+        occurrence_at=occurrence,
+        user=message.user,
+        category=message.category,
+        status=Result.SKIPPED.value,
+        reason=reason.value,
+    )

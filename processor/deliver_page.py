@@ -158,18 +158,24 @@ class Page:
     def _take(self, lane: Lane, done: Done) -> None:
         """A delivery finished: its channel is paced from Slack's answer, its send kept for
         the next record."""
+        sent = done.outcome if isinstance(done.outcome, Sent) else None
         if done.answered is not None and lane.channel is not None:
             self._pacer.answered(lane.channel, done.answered)
-            self._hold_if_rate_limited(lane.channel)
-        if isinstance(done.outcome, Sent):
-            self._unrecorded.append(done.outcome)
+            # A person's lane is keyed by their user id; Slack's wait, by the DM posted to.
+            posted_to = sent.claim.kind.channel(sent.claim) if sent is not None else None
+            self._hold_if_rate_limited(lane.channel, posted_to)
+        if sent is not None:
+            self._unrecorded.append(sent)
 
-    def _hold_if_rate_limited(self, channel: str | None) -> None:
+    def _hold_if_rate_limited(self, channel: str | None, posted_to: str | None = None) -> None:
         """A channel whose chat.postMessage answered 429 (in this pass or an earlier one of
-        the process) has its next slot at the end of Slack's Retry-After: waited for within
-        the pass's budget, deferred beyond it."""
-        waiting = self._rt.slack.waiting_until(Method.POST_MESSAGE, channel) if channel else None
-        if channel is not None and waiting is not None:
+        the process; `posted_to`: where the lane's last post went, if not `channel`) has its
+        next slot at the end of Slack's Retry-After: waited for within the pass's budget,
+        deferred beyond it."""
+        if channel is None:
+            return
+        waiting = self._rt.slack.waiting_until(Method.POST_MESSAGE, posted_to or channel)
+        if waiting is not None:
             self._pacer.hold(channel, waiting)
 
     def _slot_key(self, lane: Lane) -> tuple[Any, ...]:

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from core.runtime import Runtime
+from core.store import outside_shards
 from processor.abc import Kind
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.deliver import claim_and_send
@@ -77,13 +78,17 @@ def _deliver_due(rt: Runtime, kind: Kind[Any], counts: Counter[str]) -> int:
 
 
 def _dry_run(rt: Runtime, kind: Kind[Any], now: datetime) -> dict[str, Any]:
-    """What a pass would do now, with the previews of what it would post; writes nothing."""
+    """What a pass would do now, with the previews of what it would post; writes nothing.
+    Due documents in no shard are among them: a real pass puts them in theirs first
+    (processor.shard_strays)."""
     due = _due_page(rt, kind, now)
+    limit, shards = rt.settings.tick_limit, rt.settings.shards
+    page = [*due.messages, *outside_shards(rt.db, kind.collection, now, limit, shards)][:limit]
     return {
         **dict.fromkeys(SUMMARY_KEYS, 0),
         "dry_run": True,
-        "due": len(due.messages),
-        "previews": kind.preview(rt, due.messages, now),
+        "due": len(page),
+        "previews": kind.preview(rt, page, now),
         "now": now.isoformat(),
     }
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
+from emulator.slack_clicks import click_payload, form_body
 from emulator.slack_standin import Fault
 from interactions import target
 from interactions.record import record_click
 from tests.fixtures.clock import T0
-from tests.fixtures.interactions import click
+from tests.fixtures.interactions import buttons, click, send
 from tests.fixtures.pubsub import push
 from tests.fixtures.tick import answer, at, bearer, tick
 
@@ -101,3 +103,32 @@ def test_a_click_whose_recording_is_slow_is_answered_and_shown_once_recorded(
     counts = answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
     assert counts["answers_shown"] == 1
     assert _context(slack, post.ts) == f"<@{ALICE}> answered *Done*"
+
+
+def test_a_forged_click_is_refused_even_while_recordings_are_slow(
+    clicks, posted, slack, db, monkeypatch: pytest.MonkeyPatch
+):
+    """The signature is checked before the request waits on anything: with every worker of
+    the request's work held by a slow Firestore, a click signed with another secret is
+    still answered 401, never the 200 of a click whose work is late, and nothing is
+    recorded for it."""
+    post = posted()
+    release = threading.Event()
+
+    def slow_record(rt: Any, clicked: Any) -> Any:
+        release.wait(timeout=5)  # Firestore taking its time
+        return record_click(rt, clicked)
+
+    monkeypatch.setattr("interactions.target.record_click", slow_record)
+    monkeypatch.setattr(target, "ANSWER_WITHIN_SECONDS", 0.2)
+    workers = ThreadPoolExecutor(max_workers=1)
+    monkeypatch.setattr(target, "_WORKERS", workers)
+    assert click(clicks, post, "done", ALICE, T0).status_code == 200  # its work holds on
+    forged = form_body(click_payload(buttons(post)["not-yet"], "U0MALLORY", post.channel, post.ts))
+
+    answered = send(clicks, forged, T0, secret="not-the-signing-secret")
+
+    release.set()
+    workers.shutdown(wait=True)
+    assert answered.status_code == 401
+    assert [a["user"] for a in _answers(db)] == [ALICE]

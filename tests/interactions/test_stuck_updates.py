@@ -31,10 +31,15 @@ def _answers(db: Any) -> dict[str, dict[str, Any]]:
     return {snap.id: snap.to_dict() for snap in db.collection("responses").stream()}
 
 
-def _answered_posts(db: Any, post: Any, count: int, ts: str, first_id: str) -> list[str]:
-    """`count` more posts of the message (ledger entries like `post`'s, at `ts`), each with
-    an answer pending, answered a day before T0, oldest first; ids sort before `post`'s."""
+def _answered_posts(
+    db: Any, post: Any, count: int, ts: str, first_id: str, channel: str | None = None
+) -> list[str]:
+    """`count` more posts of the message (ledger entries like `post`'s, at `ts`, in `channel`
+    if given), each with an answer pending, answered a day before T0, oldest first; ids sort
+    before `post`'s."""
     entry = db.collection("deliveries").document(post.delivery_id).get().to_dict()
+    if channel is not None:
+        entry["channel"] = channel
     message_id = entry["message_id"]
     batch = db.batch()
     ids = []
@@ -109,6 +114,56 @@ def test_a_hundred_stuck_answers_end_and_do_not_hold_a_newer_one_back(
     assert [u.ts for u in slack.updates()] == [post.ts]
 
 
+@pytest.mark.parametrize(
+    ("channel_state", "code"),
+    [
+        ({"exists": False}, "channel_not_found"),
+        ({"archived": True}, "is_archived"),
+        ({"member": False}, "not_in_channel"),
+    ],
+)
+def test_answers_in_a_channel_slack_refuses_end_and_do_not_hold_a_newer_one_back(
+    channel_state, code, clicks, posted, slack, db, tick_app
+):
+    """Any error Slack classes as definitive (core.slack: refused, and refused again) ends
+    the answer `not_shown`: otherwise the oldest stuck answers take every pass's budget."""
+    post = posted()
+    slack.set_channel("C0GONE000", **channel_state)
+    stuck = _answered_posts(db, post, PER_PASS + 1, post.ts, first_id="1999", channel="C0GONE000")
+    click(clicks, post, "done", ALICE, T0)
+
+    passes = [_next_tick(tick_app) for _ in range(2)]
+
+    assert [p.get("answers_not_shown") for p in passes] == [PER_PASS, 1]
+    assert [p.get("answers_shown") for p in passes] == [None, 1]
+    answers = _answers(db)
+    assert {answers[f"{d}:{ALICE}"].get("not_shown") for d in stuck} == {code}
+    assert "pending_update" not in answers[f"{post.delivery_id}:{ALICE}"]
+    assert [u.ts for u in slack.updates()] == [post.ts]
+
+
+def test_one_post_slack_keeps_failing_on_does_not_hold_newer_answers_back(
+    clicks, posted, slack, db, tick_app
+):
+    """Slack answers every update of one old post with a server error: a pass tries it, goes
+    on to the newer answers, and shows them; the old one stays pending for later passes."""
+    post = posted()
+    (troubled,) = _answered_posts(db, post, 1, post.ts, first_id="1999", channel="C0SICK000")
+    click(clicks, post, "done", ALICE, T0)
+    slack.inject(
+        Fault(kind="error", code="internal_error", method="chat.update", channel="C0SICK000")
+    )
+
+    counts = _next_tick(tick_app)
+
+    assert counts.get("answers_shown") == 1
+    answers = _answers(db)
+    assert "pending_update" not in answers[f"{post.delivery_id}:{ALICE}"]
+    stuck = answers[f"{troubled}:{ALICE}"]
+    assert (stuck["pending_update"], stuck["update_error"]) == (True, "internal_error")
+    assert [u.ts for u in slack.updates()] == [post.ts]
+
+
 def test_a_pass_updates_at_most_its_budget_oldest_first(clicks, posted, slack, db, tick_app):
     post = posted()
     older = _answered_posts(db, post, PER_PASS + 5, post.ts, first_id="2999")
@@ -123,28 +178,36 @@ def test_a_pass_updates_at_most_its_budget_oldest_first(clicks, posted, slack, d
 
 
 @pytest.mark.parametrize(
-    ("fault", "code"),
+    ("fault", "code", "tried"),
     [
-        (Fault(kind="rate_limit", retry_after=30, method="chat.update", times=1), "ratelimited"),
         (
-            Fault(kind="error", code="internal_error", method="chat.update", times=1),
+            Fault(kind="rate_limit", retry_after=30, method="chat.update", times=1),
+            "ratelimited",
+            1,
+        ),
+        (
+            Fault(kind="error", code="internal_error", method="chat.update", times=2),
             "internal_error",
+            2,
         ),
     ],
 )
-def test_a_pass_stops_updating_when_slack_rate_limits_it_or_fails(
-    fault, code, clicks, posted, slack, db, tick_app
+def test_a_pass_stops_updating_when_slack_rate_limits_it_or_fails_twice(
+    fault, code, tried, clicks, posted, slack, db, tick_app
 ):
+    """At Slack's rate limit the pass makes no more calls; at a server error it goes on to
+    the next post, and stops at the second in a row."""
     post = posted()
-    first, *later = _answered_posts(db, post, 3, post.ts, first_id="2999")
+    ids = _answered_posts(db, post, 3, post.ts, first_id="2999")
     slack.inject(fault)
 
     counts = _next_tick(tick_app)
 
     assert slack.updates() == [] and "answers_shown" not in counts
     answers = _answers(db)
-    assert answers[f"{first}:{ALICE}"]["update_error"] == code
-    assert all("update_error" not in answers[f"{d}:{ALICE}"] for d in later)  # not tried
+    assert [answers[f"{d}:{ALICE}"].get("update_error") for d in ids] == [code] * tried + [None] * (
+        3 - tried
+    )  # the rest not tried
     after = at(T0 + timedelta(minutes=1))  # past Slack's Retry-After
     assert (
         answer(tick(tick_app.test_client(), headers=bearer(), body=after), 200)["answers_shown"]

@@ -88,6 +88,26 @@ def test_a_429_holds_its_channel_until_its_retry_after_in_this_pass_and_the_next
     assert len(slack.posts()) == 4
 
 
+def test_a_429_in_a_persons_dm_holds_the_rest_of_their_lane_unclaimed(rt, db, slack):
+    """A person's lane is keyed by their user id, Slack's Retry-After by the DM it answered
+    for: after a 429 in their DM, their next messages are left due and unclaimed (not
+    claimed, refused by the process's own wait and released one by one)."""
+    user = "U0PERSON1"
+    ids = [
+        seed_message(db, channel=None, user=user, next_run_at=T0 - timedelta(minutes=3 - n))
+        for n in range(3)
+    ]
+    slack.inject(Fault(kind="rate_limit", channel=slack.dm_channel(user), retry_after=60, times=1))
+
+    first = run_tick(rt, MESSAGE_KIND)
+
+    assert (first["released"], first["deferred"], first["claimed"]) == (1, 2, 1)
+    assert [message(db, i).get("last_error") is None for i in ids] == [False, True, True]
+    rt.clock.advance(timedelta(seconds=60))
+    assert run_tick(rt, MESSAGE_KIND)["sent"] == 3
+    assert slack.calls("chat.postMessage") == 4  # the 429, then each once
+
+
 class _FirstPostSlowOnTheWay(SlackTransport):
     """The first post spends 0.4 s (on the test clock) on its way to Slack; later ones
     arrive at once."""

@@ -131,3 +131,16 @@ def test_with_one_shard_no_document_needs_one(rt, db, capsys):
     seed_strays(db)
 
     assert doctor(capsys) == (0, {})
+
+
+def test_a_dry_run_previews_the_due_strays_a_pass_would_send(sharded, db, slack):
+    """With SHARDS above 1, a dry run says what the real pass would send: due documents in
+    no shard included (the pass puts them in their shard first); it writes nothing."""
+    seed_strays(db)
+
+    previewed = run_pass(sharded, dry_run=True)
+
+    assert sorted(p["id"] for p in previewed["previews"]) == sorted(
+        ["in-its-shard", "no-shard", "above", "a-string", "rotation-no-shard"]
+    )
+    assert "shard" not in message(db, "no-shard") and slack.posts() == []
