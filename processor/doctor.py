@@ -9,9 +9,11 @@ processor's own parsing rejects (unknown timezone, invalid rule, bad channel...:
 the one the processor would record in `last_error.code`), or a lease that reconciliation can
 never settle (`sending` without a lease map, a lease that is not a map). It reads every
 `categories` document too, and reports each one the gates cannot read (`invalid_category`:
-every send of it to a person ends `failed`). Verdicts come from the processor's own parsing
-(`Message.from_document`, `Rotation.from_document`, `Event.from_document`,
-`check_category`), so the doctor and the processor cannot disagree.
+every send of it to a person ends `failed`), and each waiting message or released event to a
+person whose `category` names no `categories` document (`unknown_category`: its claim ends it
+`failed`). Verdicts come from the processor's own parsing (`Message.from_document`,
+`Rotation.from_document`, `Event.from_document`, `check_category`, `unknown_category`), so
+the doctor and the processor cannot disagree.
 
 `--fix` writes only what can be computed: `next_run_at` of a waiting one-off (its
 `send_at`), of a waiting series (its first occurrence at or after now; earlier ones are
@@ -32,7 +34,7 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
-from core.documents.categories import check_category
+from core.documents.categories import check_category, unknown_category
 from core.documents.events import EventField, EventStatus
 from core.documents.leases import LEASE, LeaseField
 from core.documents.messages import WAITING, MessageField, Status
@@ -170,6 +172,25 @@ def examine_category(doc_id: str, data: dict[str, Any], now: datetime) -> Findin
     return None
 
 
+def examine_category_named(
+    collection: str, doc_id: str, data: dict[str, Any], categories: frozenset[str]
+) -> Finding | None:
+    """A waiting message or released event to a person whose `category` names no document of
+    `categories` (the ids that exist): its claim ends it `failed` (`unknown_category`) until
+    the category is created or the message names one that exists."""
+    if collection not in (MESSAGES, EVENTS) or data.get(MessageField.DELETED):
+        return None
+    status = data.get(SubjectField.STATUS)
+    waiting = status in WAITING if collection == MESSAGES else status == EventStatus.PENDING
+    # (A message's and an event's stored fields have the same names.)
+    user, category = data.get(MessageField.USER), data.get(MessageField.CATEGORY)
+    if not waiting or user is None or not isinstance(category, str) or category in categories:
+        return None
+    exc = unknown_category(category)
+    reason = f"{exc.message} (a send of it to a person ends failed)"
+    return Finding(collection, doc_id, exc.code, reason)
+
+
 def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
     known = KNOWN[collection]
     return Finding(
@@ -241,6 +262,7 @@ def scan(
     db: firestore.Client, now: datetime, shards: int = 1
 ) -> Iterator[tuple[Snapshot, Finding]]:
     """Every finding in each collection, in document id order, a page at a time."""
+    categories = frozenset(snap.id for snap in _all(db, CATEGORIES))
     for collection, examine in (
         (MESSAGES, examine_message),
         (ROTATIONS, examine_rotation),
@@ -249,7 +271,9 @@ def scan(
     ):
         for snap in _all(db, collection):
             data = snap.to_dict() or {}
-            finding = examine(snap.id, data, now)
+            finding = examine(snap.id, data, now) or examine_category_named(
+                collection, snap.id, data, categories
+            )
             if collection in LIVE:  # sent from: each must be in a shard the due scan reads
                 finding = examine_shard(collection, snap.id, data, shards, finding)
             if finding is not None:

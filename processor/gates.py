@@ -5,7 +5,11 @@ One function decides (`held_back`), in this order: already sent for this occurre
 out, quiet window, daily cap. It reads nothing and takes the time it is given: the claims,
 the dry run (messages.preview) and `POST /preview` (composer.preview) call it on the same
 documents (`Gates`), so a preview cannot check a gate the real send does not apply. A send
-with no `category` (or to a channel) passes every gate but the first.
+with no `category` (or to a channel) passes every gate but the first. A send whose
+`category` names no `categories` document (deleted since it was written, or stored straight
+into Firestore) has gates nobody can know: `held_back` raises DocumentError
+`unknown_category` (core.documents.categories), as it raises `invalid_category` for a
+category it cannot read, and the claim ends it `failed` with that code.
 
 What the gates read is one document per person, `people/{user}`, beside the categories: a
 pass reads them for its whole due page in one batched `get_all` (`read_gates`), and carries
@@ -50,7 +54,7 @@ from typing import Any, Protocol
 
 from google.cloud import firestore
 
-from core.documents.categories import CategoryField, quiet_window_hours
+from core.documents.categories import CategoryField, known_category, quiet_window_hours
 from core.documents.deliveries import LedgerReason, LedgerStatus
 from core.documents.messages import MessageField
 from core.documents.people import Holds, PersonField
@@ -97,10 +101,11 @@ class PersonRead:
 
 @dataclass(frozen=True)
 class GateDocs:
-    """What the gates read for one message to a person: the category (empty when missing:
-    defaults) and the person's `people` document (`read`: None when no gate applies)."""
+    """What the gates read for one message to a person: the category (None: no such
+    document; empty when no gate applies) and the person's `people` document (`read`: None
+    when no gate applies)."""
 
-    category: dict[str, Any] = field(default_factory=dict)
+    category: dict[str, Any] | None = field(default_factory=dict)
     read: PersonRead | None = None
 
     @property
@@ -123,7 +128,7 @@ class Gates:
 
     def __init__(
         self,
-        categories: dict[str, dict[str, Any]],
+        categories: dict[str, dict[str, Any] | None],
         people: dict[str, PersonRead],
         db: firestore.Client | None = None,
     ):
@@ -143,14 +148,16 @@ class Gates:
         return message.user in self._people and message.category in self._categories
 
     def docs(self, message: Gated) -> GateDocs:
-        if not gated(message) or message.category not in self._categories:
+        """What `message`'s gates decide on; its category None when no document has that
+        id (or none can: `held_back` raises `unknown_category`)."""
+        if not gated(message):
             return GateDocs()
         assert message.user is not None and message.category is not None
         self._read_again(message.user)
         with self._lock:
             read = self._people.get(message.user)
             given = self._given_back.get(message.user, {})
-            category = self._categories[message.category]
+            category = self._categories.get(message.category)
         return GateDocs(category, _without(read, given) if read is not None and given else read)
 
     def carry(self, user: str, fields: dict[str, Any], version: Any, delivery_id: str) -> None:
@@ -260,11 +267,11 @@ def read_gates(db: firestore.Client, messages: Iterable[Gated | Mapping[str, Any
     users = sorted({user for user, _ in keys})
     refs = [db.collection(CATEGORIES).document(c) for c in categories]
     refs += [db.collection(PEOPLE).document(u) for u in users]
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, Any] | None] = {}
     people: dict[str, PersonRead] = {}
     for snap in db.get_all(refs) if refs else ():
         if snap.reference.parent.id == CATEGORIES:
-            found[snap.id] = snap.to_dict() or {}  # missing: the contract's defaults
+            found[snap.id] = (snap.to_dict() or {}) if snap.exists else None  # None: unknown
         else:
             version = snap.update_time if snap.exists else None
             people[snap.id] = PersonRead(snap.reference, snap.to_dict() or {}, version)
@@ -292,12 +299,15 @@ def held_back(
 ) -> str | None:
     """The first gate that holds this occurrence back (`already_sent`, then a LedgerReason:
     `opted_out`, `quiet_window`, `daily_cap`); None when it may be sent. `ledger_status`: its
-    ledger entry's status, if one exists (the claim learns it from its `create()` instead)."""
+    ledger entry's status, if one exists (the claim learns it from its `create()` instead).
+    DocumentError when the category's gates cannot be known: `unknown_category` (no such
+    document), `invalid_category` (unreadable)."""
     if ledger_status in _SETTLED:
         return ALREADY_SENT
     if not gated(message):
         return None
-    category = docs.category
+    assert message.category is not None
+    category = known_category(message.category, docs.category)
     opted_out = docs.person.get(PersonField.OPTED_OUT)
     may_opt_out = category.get(CategoryField.OPT_OUT_ALLOWED) is not False
     if may_opt_out and isinstance(opted_out, list) and message.category in opted_out:
@@ -320,16 +330,17 @@ def reserve(
     fields to write in the claim's commit (empty: nothing to reserve)."""
     if not gated(message):
         return Holds(), {}
+    assert message.category is not None
+    category = known_category(message.category, docs.category)
     fields: dict[str, Any] = {}
-    quiet = bool(_quiet_hours(docs.category))
+    quiet = bool(_quiet_hours(category))
     if quiet:
         sends = _map(docs.person.get(PersonField.QUIET_SENDS)) | {delivery_id: now}
         latest = sorted(sends.items(), key=lambda item: _instant(item[1]))[-_QUIET_SENDS_KEPT:]
         fields[PersonField.QUIET_SENDS.value] = dict(latest)
     cap_day = None
-    cap = docs.category.get(CategoryField.DAILY_CAP)
+    cap = category.get(CategoryField.DAILY_CAP)
     if isinstance(cap, int) and not isinstance(cap, bool):
-        assert message.category is not None
         cap_day = local_day(message, occurrence_at)
         caps = _map(docs.person.get(PersonField.CAPS))
         days = _map(caps.get(message.category))
@@ -370,7 +381,7 @@ def local_day(message: Gated, occurrence_at: datetime) -> str:
     return occurrence_at.astimezone(zone(message.timezone)).date().isoformat()
 
 
-def _quiet_hours(category: dict[str, Any]) -> float:
+def _quiet_hours(category: Mapping[str, Any]) -> float:
     """0: exempt. DocumentError `invalid_category` when unreadable (NaN, Infinity...)."""
     return quiet_window_hours(category)
 

@@ -43,6 +43,26 @@ def quiet_window_hours(data: Mapping[str, Any]) -> float:
     return max(float(hours), 0.0)
 
 
+def unknown_category(category_id: str) -> DocumentError:
+    """DocumentError `unknown_category`: no `categories` document has this id (never
+    written, or deleted since the message or event was written), so a person's gates for it
+    cannot be known, and a send of it to a person ends `failed` rather than sent with
+    defaults guessed."""
+    return DocumentError(
+        "unknown_category",
+        f"category {category_id[:80]!r} names no categories document: the person's gates "
+        "for it cannot be known",
+    )
+
+
+def known_category(category_id: str, data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A send's category as its gates read it (`data`; None: no such document), else
+    DocumentError `unknown_category`."""
+    if data is None:
+        raise unknown_category(category_id)
+    return data
+
+
 def check_category(data: Mapping[str, Any]) -> None:
     """DocumentError `invalid_category` when the gates cannot read a stored category."""
     quiet_window_hours(data)

@@ -1,8 +1,9 @@
 """Bad people and categories (issue 29, point 9): a Slack user id too long or not one, a
-category whose `quiet_window_hours` is NaN, Infinity or 1e300, a category no document has,
-and an event under a lease no pass can settle. Through the API each is a 422 naming the
-field and writes nothing; stored straight into Firestore, a pass ends each `failed` with a
-code and one ERROR line, and the operator's `doctor` lists it."""
+category whose `quiet_window_hours` is NaN, Infinity or 1e300, a category no document has
+(never written, or deleted since), and an event under a lease no pass can settle. Through
+the API each is a 422 naming the field and writes nothing; stored straight into Firestore, a
+pass ends each `failed` with a code and one ERROR line, and the operator's `doctor` lists
+it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from targets.operator import main
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.documents import update_times
-from tests.fixtures.messages import ONE_OFF, message, seed_message
+from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message
 from tests.fixtures.people import PERSON, seed_category, to_person
 from tests.fixtures.rotations import ROTATION
 
@@ -193,3 +194,73 @@ def test_a_released_event_of_a_category_with_unreadable_hours_ends_failed(rt, db
     assert (stored["status"], stored["last_error"]["code"]) == ("failed", "invalid_category")
     assert len(error_lines(capsys.readouterr().out, event_id="released")) == 1
     assert slack.posts() == []
+
+
+# --- a category no document has: `unknown_category`, never sent with guessed gates ----------
+
+
+def test_a_stored_dm_of_a_category_no_document_has_ends_failed_unknown_category(
+    rt, db, slack, capsys
+):
+    seed_category(db, "fine", daily_cap=5)
+    bad = to_person(db, "gone")
+    good = to_person(db, "fine", user="U0OTHER01")
+    assert doctor_codes(capsys) == {("scheduled_messages", bad): "unknown_category"}
+    dry = run_pass(rt, dry_run=True)
+    by_id = {preview["id"]: preview for preview in dry["previews"]}
+    assert by_id[bad]["error"]["code"] == "unknown_category"
+    assert by_id[bad]["text"] is None
+    assert by_id[good]["held_back"] is None
+    capsys.readouterr()
+
+    summary = run_pass(rt)
+
+    assert (summary["sent"], summary["failed"], summary["errors"]) == (1, 1, 0)
+    assert [post.delivery_id for post in slack.posts()] == [f"m:{good}:20270104T090000Z"]
+    assert slack.calls("conversations.open") == 1  # the good one's DM only
+    stored = message(db, bad)
+    assert (stored["status"], stored["last_error"]["code"]) == ("failed", "unknown_category")
+    assert "'gone'" in stored["last_error"]["message"]
+    assert len(error_lines(capsys.readouterr().out, message_id=bad)) == 1
+    assert run_pass(rt)["failed"] == 0
+    assert doctor_codes(capsys) == {}
+
+
+def test_a_series_whose_category_was_deleted_ends_failed_and_a_put_re_arms_it(
+    api, rt, db, slack, capsys
+):
+    seed_category(db, "standup")
+    body = {k: v for k, v in SERIES.items() if k != "channel"}
+    status, created = call(api, "POST", "/messages", body | {"user": PERSON, "category": "standup"})
+    assert status == 201, created
+    db.collection(CATEGORIES).document("standup").delete()
+    assert doctor_codes(capsys) == {("scheduled_messages", created["id"]): "unknown_category"}
+    rt.clock.set(message(db, created["id"])["next_run_at"])
+    capsys.readouterr()
+
+    assert run_pass(rt)["failed"] == 1
+
+    stored = message(db, created["id"])
+    assert (stored["status"], stored["last_error"]["code"]) == ("failed", "unknown_category")
+    assert len(error_lines(capsys.readouterr().out, message_id=created["id"])) == 1
+    assert slack.posts() == [] and slack.calls("conversations.open") == 0
+    # Re-armed by an edit naming a category that exists (as docs/operations.md says).
+    seed_category(db, "nudges")
+    status, edited = call(api, "PUT", f"/messages/{created['id']}", {"category": "nudges"})
+    assert (status, edited["status"]) == (200, "recurring"), edited
+    rt.clock.set(message(db, created["id"])["next_run_at"])
+    assert run_pass(rt)["sent"] == 1
+
+
+def test_a_released_event_whose_category_was_deleted_ends_failed_on_retry(rt, db, slack, capsys):
+    released = _event(status="pending", next_run_at=T0, category="gone")
+    db.collection(EVENTS).document("released").set(released)
+    assert doctor_codes(capsys) == {("events", "released"): "unknown_category"}
+
+    assert run_pass(rt)["failed"] == 1
+
+    stored = db.collection(EVENTS).document("released").get().to_dict() or {}
+    assert (stored["status"], stored["last_error"]["code"]) == ("failed", "unknown_category")
+    assert len(error_lines(capsys.readouterr().out, event_id="released")) == 1
+    assert slack.posts() == []
+    assert doctor_codes(capsys) == {}
