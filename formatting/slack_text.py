@@ -24,9 +24,15 @@ from formatting.escape import escape
 from formatting.markdown import join, to_blocks
 
 # `escape` stays importable from here: code that builds its own Slack text (alerts) uses it.
-__all__ = ["SlackMessage", "escape", "to_slack"]
+__all__ = ["RENDER_VERSION", "SlackMessage", "escape", "to_slack"]
 
 TEXT_LIMIT = 40_000
+# The version of what `to_slack` makes of a source. Bump it in the same change as anything
+# that alters its output (formatting/markdown.py, blocks.py, escape.py, this module): a
+# rotation day's post pins the version that rendered it, and an update that must name
+# another member re-renders its template only under the same version
+# (rotations.render.handed_on).
+RENDER_VERSION = 1
 
 
 @dataclass(frozen=True)

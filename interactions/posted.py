@@ -1,12 +1,15 @@
 """The post a click names: its ledger entry, what it was sent for (a message, or a
-rotation's day) and what the post was: its catalog of buttons, its source text, and whose
-first answer wins.
+rotation's day) and what the post was: its catalog of buttons, its rendered text and
+blocks (with, for a rotation day, its template and render version), and whose first answer
+wins.
 
-All of it is what the entry's claim pinned (`deliveries.actions`, `text`, `allow_broadcast`,
-`one_answer`; core.documents.deliveries), so an edit of the subject after the send neither
-changes which actions the post takes, how its answers are labelled or who may still answer,
-nor rewrites the post when it is updated to show them. A field the entry lacks (claimed
-before it was pinned) falls back to the subject as it is now."""
+All of it is what the entry's claim pinned (`deliveries.actions`, `post`, `text`,
+`render_version`, `one_answer`; core.documents.deliveries), so an edit of the subject after
+the send, or a formatter deployed since, neither changes which actions the post takes, how
+its answers are labelled or who may still answer, nor rewrites the post when it is updated
+to show them. A field the entry lacks (claimed before it was pinned) falls back to the
+subject as it is now; a message's source `text` and `allow_broadcast`, which entries
+claimed before the rendered post was pinned hold, still come first."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.actions import Action, catalog
-from core.documents.deliveries import LedgerField, LedgerKind
+from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS, Snapshot, is_document_id
@@ -28,6 +31,8 @@ class Posted:
     subject: Snapshot  # the message or rotation as read
     actions: tuple[Action, ...]
     one_answer: bool  # a message's `one_answer` (rotations answer one per person)
+    post: PinnedPost | None  # the post as rendered, buttons left out
+    render_version: int | None  # what rendered a rotation day's post (formatting.slack_text)
     text: str | None  # the Markdown source: a message's text, a rotation day's template
     allow_broadcast: bool  # a message's (a rotation day's post never broadcasts)
 
@@ -66,6 +71,7 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
     if not actions:
         return None
     text = pinned(LedgerField.TEXT)
+    version = ledger.get(LedgerField.RENDER_VERSION)
     message = kind is LedgerKind.MESSAGE
     return Posted(
         kind,
@@ -74,6 +80,8 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
         subject,
         actions,
         one_answer=message and pinned(LedgerField.ONE_ANSWER) is True,
+        post=PinnedPost.from_document(ledger.get(LedgerField.POST)),
+        render_version=version if isinstance(version, int) else None,
         text=text if isinstance(text, str) else None,
         allow_broadcast=message and pinned(LedgerField.ALLOW_BROADCAST) is True,
     )

@@ -26,16 +26,16 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
 from core.actions import Action, find
-from core.documents.deliveries import LedgerField, LedgerKind
+from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost
 from core.documents.responses import ResponseField
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Method, Outcome
 from core.store import RESPONSES, Snapshot
 from formatting.buttons import answered
-from formatting.slack_text import SlackMessage, to_slack
+from formatting.slack_text import RENDER_VERSION, SlackMessage, to_slack
 from interactions.posted import Posted, read_posted
-from rotations.render import render_turn
+from rotations.render import handed_on, render_turn
 
 # Updates of one message in one call: enough for the answers that arrive while one is sent.
 _ROUNDS = 3
@@ -177,13 +177,40 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
 
 
 def _rendered(posted: Posted) -> SlackMessage:
-    """The post as it was sent, from the source its entry pinned (interactions.posted): a
-    message's text; a rotation day's template naming the member who takes the turn now
-    (interactions.skip may have handed it on). DocumentError `no_text` without one."""
+    """The post as it was sent, buttons left out: the rendered post its entry pinned
+    (interactions.posted); a rotation day's naming the member who takes the turn now
+    (interactions.skip may have handed it on). An entry without it (claimed before posts
+    were pinned) renders its source with today's formatter. DocumentError `no_text` when
+    the source is neither pinned nor stored."""
+    post = posted.post
+    if posted.kind is LedgerKind.ROTATION:
+        member = str(posted.ledger.get(LedgerField.MEMBER))
+        if post is not None and post.member is not None and post.member != member:
+            return _handed_on(posted, post, member)
+    if post is not None:
+        return SlackMessage(post.text, post.blocks)
+    return _from_source(posted, str(posted.ledger.get(LedgerField.MEMBER)))
+
+
+def _handed_on(posted: Posted, post: PinnedPost, new: str) -> SlackMessage:
+    """A rotation day's post after a skip, naming `new`: its template rendered for `new` when
+    today's formatter is the one that rendered the post (RENDER_VERSION), so the words are
+    the same; else the pinned post with the mention of the member it named made `new`'s
+    (rotations.render.handed_on), unless the template names that member itself: then
+    today's formatter."""
+    if posted.render_version != RENDER_VERSION and posted.text is not None and post.member:
+        pinned = SlackMessage(post.text, post.blocks)
+        swapped = handed_on(pinned, posted.text, post.member, new)
+        if swapped is not None:
+            return swapped
+    return _from_source(posted, new)
+
+
+def _from_source(posted: Posted, member: str) -> SlackMessage:
     if posted.text is None:
         raise DocumentError("no_text", "the post's text is neither pinned nor stored")
     if posted.kind is LedgerKind.ROTATION:
-        return render_turn(posted.text, str(posted.ledger.get(LedgerField.MEMBER)))
+        return render_turn(posted.text, member)
     return to_slack(posted.text, allow_broadcast=posted.allow_broadcast)
 
 

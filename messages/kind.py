@@ -18,11 +18,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.actions import to_document
-from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerKind,
+    LedgerStatus,
+    LedgerWrite,
+    PinnedPost,
+)
 from core.documents.errors import StoredError
 from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.people import Holds
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET, Unset
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
@@ -186,16 +192,23 @@ class MessageKind:
 
 def pinned_post(message: Message) -> LedgerWrite:
     """What the post `MessageKind.render` makes of `message` is, for its ledger entry's
-    claim (LedgerField.ACTIONS): its buttons, its source and how it renders, and whose first
+    claim (LedgerField.ACTIONS): its buttons, its rendered text and blocks, and whose first
     answer wins. Nothing for a post without buttons: no click or update ever reads it."""
     if not message.actions:
         return LedgerWrite()
     return LedgerWrite(
-        actions=to_document(message.actions),
-        text=message.text,
-        allow_broadcast=message.allow_broadcast,
-        one_answer=message.one_answer,
+        actions=to_document(message.actions), post=_rendered(message), one_answer=message.one_answer
     )
+
+
+def _rendered(message: Message) -> PinnedPost | Unset:
+    """The post's text and blocks before its buttons; none when the text cannot render (the
+    send then fails on the same DocumentError, and there is no post to update)."""
+    try:
+        rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
+    except DocumentError:
+        return UNSET
+    return PinnedPost(rendered.text, rendered.blocks)
 
 
 MESSAGE_KIND = MessageKind()

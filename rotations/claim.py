@@ -90,8 +90,11 @@ class DayPlan:
         return day_entry(self.rotation, self.turn.day, self.rt.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
-        # Whose turn it is, and what the post is (rotations.kind.pinned_day).
-        return replace(pinned_day(self.rotation), member=self.turn.member)
+        # Whose turn it is, and what the post is (rotations.kind.pinned_day). A plan is only
+        # made for a day with a member (claim_day).
+        member = self.turn.member
+        pinned = LedgerWrite() if member is None else pinned_day(self.rotation, member)
+        return replace(pinned, member=member)
 
     def claimed(
         self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]

@@ -33,11 +33,12 @@ from core.documents.deliveries import (
     LedgerReason,
     LedgerStatus,
     LedgerWrite,
+    PinnedPost,
 )
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, usable_lease
 from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET, Unset
 from core.errors import DocumentError
 from core.models import rotation_delivery_id
 from core.rotation import Rotation
@@ -50,7 +51,7 @@ from core.store import (
     expired_rotation_leases,
 )
 from formatting.buttons import with_actions
-from formatting.slack_text import SlackMessage
+from formatting.slack_text import RENDER_VERSION, SlackMessage
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -208,14 +209,25 @@ class RotationDayKind:
         return OutcomeLine("info", "rotation turn delivered", code, detail, False, fields)
 
 
-def pinned_day(rotation: Rotation) -> LedgerWrite:
-    """What a day's post (`RotationDayKind.render`) is, for its ledger entry's claim
-    (LedgerField.ACTIONS): its buttons and its template, which an update fills with the
-    member whose turn it is then (`skip_today` may hand it on). Nothing for a post without
-    buttons: no click or update ever reads it."""
+def pinned_day(rotation: Rotation, member: str) -> LedgerWrite:
+    """What a day's post (`RotationDayKind.render`) naming `member` is, for its ledger
+    entry's claim (LedgerField.ACTIONS): its buttons, its rendered text and blocks, and the
+    template and `RENDER_VERSION` that rendered them, so that an update can name whoever
+    takes the turn then (`skip_today` may hand it on; rotations.render.handed_on). Nothing
+    for a post without buttons: no click or update ever reads it."""
     if not rotation.actions:
         return LedgerWrite()
-    return LedgerWrite(actions=to_document(rotation.actions), text=rotation.text)
+    try:
+        rendered = render_turn(rotation.text, member)
+        post: PinnedPost | Unset = PinnedPost(rendered.text, rendered.blocks, member)
+    except DocumentError:  # the send fails on the same error: there is no post to update
+        post = UNSET
+    return LedgerWrite(
+        actions=to_document(rotation.actions),
+        post=post,
+        text=rotation.text,
+        render_version=RENDER_VERSION,
+    )
 
 
 def _leased_day(subject_id: str, data: dict[str, Any]) -> date:

@@ -3,9 +3,33 @@ other message (and never a broadcast). The composer previews with it what is pos
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from core.rotation import fill_template
 from formatting.slack_text import SlackMessage, to_slack
 
 
 def render_turn(text: str, member: str) -> SlackMessage:
     return to_slack(fill_template(text, member), allow_broadcast=False)
+
+
+def handed_on(post: SlackMessage, template: str, old: str, new: str) -> SlackMessage | None:
+    """The post as rendered for `old`, naming `new` instead: every occurrence of `old`'s
+    user id becomes `new`'s, in the text and in every string of the blocks. Sound only when
+    the template itself never names `old` (then each occurrence came from `{member}`, and
+    the formatter copies user ids unchanged); None otherwise."""
+    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9])")
+    if pattern.search(template):
+        return None
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub(new, value)
+        if isinstance(value, list):
+            return [swap(item) for item in value]
+        if isinstance(value, dict):
+            return {key: swap(item) for key, item in value.items()}
+        return value
+
+    return SlackMessage(swap(post.text), swap(post.blocks))

@@ -83,13 +83,56 @@ class LedgerField(enum.StrEnum):
     # What a post with buttons was, pinned by its claim (every claim of the entry, so a
     # retry pins what it posts) for its clicks and updates, whatever edits come later:
     # the catalog (core.actions, stored as a subject's `actions`) a click is checked, and
-    # its answer labelled, by; the Markdown source (a message's `text`, a rotation's
-    # template) and a message's `allow_broadcast` its updates render; and a message's
-    # `one_answer`, which decides whose first answer wins. A post without buttons pins none.
+    # its answer labelled, by; the rendered post (`PinnedPost`) its updates show; a rotation
+    # day's template and the `render_version` that rendered it, to name another member after
+    # a skip; and a message's `one_answer`, which decides whose first answer wins. A post
+    # without buttons pins none.
     ACTIONS = "actions"
-    TEXT = "text"
-    ALLOW_BROADCAST = "allow_broadcast"
+    POST = "post"
+    TEXT = "text"  # a rotation day's template (a message's source, on older entries)
+    RENDER_VERSION = "render_version"
+    ALLOW_BROADCAST = "allow_broadcast"  # read only: older entries pinned a message's
     ONE_ANSWER = "one_answer"
+
+
+class PostField(enum.StrEnum):
+    """`deliveries.post`: the post's text and blocks as sent, before its buttons."""
+
+    TEXT = "text"
+    BLOCKS = "blocks"
+    MEMBER = "member"  # a rotation day's: whom the post named
+
+
+@dataclass(frozen=True)
+class PinnedPost:
+    """What a post with buttons showed (its mrkdwn text and section blocks, the buttons left
+    out: an update adds them with the answers), and for a rotation day, whom it named."""
+
+    text: str
+    blocks: list[dict[str, Any]] | None
+    member: str | None = None
+
+    def to_document(self) -> dict[str, Any]:
+        document: dict[str, Any] = {PostField.TEXT.value: self.text}
+        if self.blocks is not None:
+            document[PostField.BLOCKS.value] = self.blocks
+        if self.member is not None:
+            document[PostField.MEMBER.value] = self.member
+        return document
+
+    @classmethod
+    def from_document(cls, value: Any) -> PinnedPost | None:
+        """The pinned post, or None when there is none (or it is not one's shape)."""
+        if not isinstance(value, dict):
+            return None
+        text, blocks, member = (value.get(field) for field in PostField)
+        if not isinstance(text, str) or not isinstance(member, str | None):
+            return None
+        if blocks is not None and not (
+            isinstance(blocks, list) and all(isinstance(block, dict) for block in blocks)
+        ):
+            return None
+        return cls(text, blocks, member)
 
 
 class SearchField(enum.StrEnum):
@@ -129,8 +172,9 @@ class LedgerWrite(Write):
     operator: OperatorRecord | Unset = UNSET
     gates: dict[str, Any] | Unset = UNSET  # core.documents.people.Holds.to_document()
     actions: list[dict[str, Any]] | Unset = UNSET  # core.actions.to_document()
+    post: PinnedPost | Unset = UNSET
     text: str | Unset = UNSET
-    allow_broadcast: bool | Unset = UNSET
+    render_version: int | Unset = UNSET
     one_answer: bool | Unset = UNSET
 
 

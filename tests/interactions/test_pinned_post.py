@@ -1,8 +1,9 @@
-"""What a post was is pinned on its ledger entry at the claim (`deliveries.text`,
-`allow_broadcast`, `one_answer`, beside the catalog `actions`): an edit of the message or the
-rotation after the send neither changes who may still answer nor rewrites the post in Slack
-when it shows its answers; an entry without the pinned fields (claimed before they were
-pinned) falls back to the subject as it is now."""
+"""What a post was is pinned on its ledger entry at the claim (`deliveries.post`, the
+rendered text and blocks; `one_answer`; a rotation day's template and `render_version`;
+beside the catalog `actions`): an edit of the message or the rotation after the send, or a
+formatter deployed since, neither changes who may still answer nor rewrites the post in
+Slack when it shows its answers; an entry without the pinned fields (claimed before they
+were pinned) falls back to the subject as it is now, rendered by today's formatter."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ DAILY = {
     "dtstart": "2027-01-01T09:00",
     "text": "Deploy *today*?",
 }
-PINNED = ("text", "allow_broadcast", "one_answer")
+PINNED = ("post", "one_answer")
 
 
 def _put(api: Any, message_id: str, edit: dict[str, Any]) -> None:
@@ -104,7 +105,7 @@ def test_an_entry_without_the_pinned_fields_falls_back_to_the_message_as_it_is_n
     post = posted(**DAILY)
     message_id = _message_id(db, post.delivery_id)
     entry = db.collection("deliveries").document(post.delivery_id)
-    assert (entry.get().get("text"), entry.get().get("one_answer")) == (DAILY["text"], False)
+    assert (entry.get().get("post.text"), entry.get().get("one_answer")) == (post.text, False)
     # An entry claimed before posts were pinned holds only its catalog.
     entry.update(dict.fromkeys(PINNED, firestore.DELETE_FIELD))
     _put(api, message_id, {"text": "Deploy *tomorrow*?", "one_answer": True})
@@ -130,7 +131,8 @@ def test_a_send_retried_after_an_edit_pins_what_the_retry_posted(rt, clicks, db,
     run_tick(rt, MESSAGE_KIND)
     (post,) = slack.posts()
     entry = db.collection("deliveries").document(post.delivery_id).get().to_dict()
-    assert (entry["text"], entry["one_answer"]) == ("Deploy *now*?", True)
+    assert (entry["post"]["text"], entry["one_answer"]) == (post.text, True)
+    assert "now" in post.text
 
     click(clicks, post, "done", ALICE, T0 + timedelta(minutes=2))
     run_pass(rt)
