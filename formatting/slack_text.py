@@ -31,7 +31,8 @@ TEXT_LIMIT = 40_000
 # that alters its output (formatting/markdown.py, blocks.py, escape.py, this module): a
 # rotation day's post pins the version that rendered it, and an update that must name
 # another member re-renders its template only under the same version
-# (rotations.render.handed_on).
+# (rotations.render.handed_on). tests/formatting/test_golden.py ties each version to its
+# golden file, so an output change that forgets the bump fails there.
 RENDER_VERSION = 1
 
 
