@@ -13,6 +13,8 @@ import pytest
 from google.cloud import firestore
 
 from formatting import slack_text
+from formatting.blocks import section_blocks
+from formatting.markdown import join
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import click
@@ -37,16 +39,15 @@ LEAD = "v2 · "
 def new_formatter(monkeypatch: pytest.MonkeyPatch) -> None:
     """A formatter deployed after the post, with its RENDER_VERSION bumped: it leads every
     message's text and first section with LEAD."""
-    join, sections = slack_text.join, slack_text.section_blocks
 
     def v2_sections(blocks: Any) -> Any:
-        rendered = sections(blocks)
+        rendered = section_blocks(blocks)
         if rendered:
             rendered[0]["text"]["text"] = LEAD + rendered[0]["text"]["text"]
         return rendered
 
-    monkeypatch.setattr(slack_text, "join", lambda blocks: LEAD + join(blocks))
-    monkeypatch.setattr(slack_text, "section_blocks", v2_sections)
+    monkeypatch.setattr("formatting.slack_text.join", lambda blocks: LEAD + join(blocks))
+    monkeypatch.setattr("formatting.slack_text.section_blocks", v2_sections)
     for module in ("interactions.show", "rotations.kind"):
         monkeypatch.setattr(f"{module}.RENDER_VERSION", slack_text.RENDER_VERSION + 1)
 
