@@ -79,6 +79,10 @@ _HEADERS: dict[str, tuple[str, Any]] = {
         ),
     ),
 }
+# `If-Match` from an answer's `version`, as the entity tag `"3"`: a header is a string, and
+# an expression embedded in a string (OpenAPI 3.1, "Runtime Expressions") yields one; the bare
+# `$response.body#/version` would yield the integer itself.
+_VERSION_AS_TAG = '"{$response.body#/version}"'
 _ID_SCHEMA = TypeAdapter(Annotated[str, Field(min_length=1, pattern=r"^[^/]+$")])
 
 _ERROR_MEANING = {
@@ -163,7 +167,8 @@ def _operation(route: Route, refs: dict[tuple[Any, JsonSchemaMode], Any]) -> dic
 def _links(route: Route, routes: tuple[Route, ...]) -> dict[str, Any]:
     """The OpenAPI links of `route`'s answer, the flows a client (and schemathesis' stateful
     phase) follows: from a record to every operation on it (its `id`, and its `version` as
-    `If-Match`), and from a page to the next one (`next_cursor`)."""
+    `If-Match`), and from a page to the next one of the same listing (`next_cursor`, with the
+    request's own filters and `limit`)."""
     answer = route.answer.model_fields
     if "id" in answer:
         ident = "$response.body#/id"
@@ -178,13 +183,16 @@ def _links(route: Route, routes: tuple[Route, ...]) -> dict[str, Any]:
             continue
         parameters = {_ID_PARAMETER: ident}
         if IF_MATCH in other.headers and "version" in answer:
-            parameters[f"header.{IF_MATCH}"] = "$response.body#/version"
+            parameters[f"header.{IF_MATCH}"] = _VERSION_AS_TAG
         links[_operation_id(other)] = {
             "operationId": _operation_id(other),
             "parameters": parameters,
         }
     if "cursor" in route.query.model_fields and "next_cursor" in answer:
-        following = {"cursor": "$response.body#/next_cursor"}
+        following = {
+            name: f"$request.query.{name}" for name in route.query.model_fields if name != "cursor"
+        }
+        following["cursor"] = "$response.body#/next_cursor"
         if f"{{{_ID_PARAMETER}}}" in route.path:
             following[_ID_PARAMETER] = "$request.path.id"
         links["next_page"] = {"operationId": _operation_id(route), "parameters": following}

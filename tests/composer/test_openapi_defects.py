@@ -140,14 +140,14 @@ def test_an_empty_cursor_is_not_one_the_document_allows(api: Any) -> None:
 
 
 def test_records_link_to_the_operations_on_them(api: Any) -> None:
-    """The document's links carry a created record's id (and version, as If-Match) to every
-    operation on it, and a page's next_cursor to the next page: stateful testing follows
-    them."""
+    """The document's links carry a created record's id (and version, as the entity tag
+    If-Match takes) to every operation on it, and a page's next_cursor, limit and filters to
+    the next page (that schemathesis follows them to 2xx: test_openapi_links.py)."""
     _, document = call(api, "GET", "/openapi.json")
     created = document["paths"]["/messages"]["post"]["responses"]["201"]["links"]
     assert created["put_messages_by_id"]["parameters"] == {
         "id": "$response.body#/id",
-        "header.If-Match": "$response.body#/version",
+        "header.If-Match": '"{$response.body#/version}"',
     }
     assert {link["operationId"] for link in created.values()} >= {
         "get_messages_by_id",
@@ -155,4 +155,15 @@ def test_records_link_to_the_operations_on_them(api: Any) -> None:
         "get_messages_by_id_deliveries",
     }
     page = document["paths"]["/rotations"]["get"]["responses"]["200"]["links"]
-    assert page["next_page"]["parameters"] == {"cursor": "$response.body#/next_cursor"}
+    assert page["next_page"]["parameters"] == {
+        "limit": "$request.query.limit",
+        "cursor": "$response.body#/next_cursor",
+    }
+    listing = document["paths"]["/messages"]["get"]["responses"]["200"]["links"]
+    assert listing["next_page"]["parameters"] == {
+        "limit": "$request.query.limit",
+        "status": "$request.query.status",
+        "channel": "$request.query.channel",
+        "user": "$request.query.user",
+        "cursor": "$response.body#/next_cursor",
+    }

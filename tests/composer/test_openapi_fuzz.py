@@ -42,7 +42,7 @@ CHECKS = [
 # database the document cannot carry (docs/api.md, "What the document cannot say").
 BEYOND_THE_DOCUMENT = re.compile(
     r"^(timezone|send_at|expires_at|dtstart|exdates(\.\d+)?|rrule|working_days(\..+)?"
-    r"|actions|category|cursor|opted_out|Idempotency-Key|user|members(\.\d+)?|skips\..*)$"
+    r"|actions|category|cursor|opted_out|Idempotency-Key|skips\..*)$"
 )
 
 
