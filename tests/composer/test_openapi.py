@@ -8,12 +8,6 @@ from typing import Any
 
 import pytest
 import schemathesis
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from composer.answers import Message
 from composer.models import MessageDraft
@@ -24,15 +18,8 @@ from messages.kind import MESSAGE_KIND
 from processor.tick import run_tick
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
-from tests.fixtures.runtime import ADMIN_TOKEN
+from tests.fixtures.openapi import AUTH, CHECKS
 
-AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
 ONE_OFF = {
     "channel": "C0123ABCD",
     "text": "*Release* at <https://x.test|noon>",

@@ -12,29 +12,15 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
-from schemathesis.checks import not_a_server_error
 from schemathesis.core.parameters import ParameterLocation
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from composer.listing import MAX_LIMIT
 from composer.openapi import document
 from composer.routes import ROUTES
 from composer.versions import IF_MATCH
 from tests.fixtures.messages import seed_message
+from tests.fixtures.openapi import AUTH, CHECKS
 from tests.fixtures.rotations import seed_rotation
-from tests.fixtures.runtime import ADMIN_TOKEN
-
-AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
 
 # 200 scenarios of up to 10 calls (about 2,000 requests, well under a minute here): enough
 # that scenarios reach the edits and the next pages through the links several times over.
