@@ -16,6 +16,7 @@ from tests.fixtures.api import YEAR_1, YEAR_9999, call, encode_cursor
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.documents import everything
+from tests.fixtures.logs import error_lines
 from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message
 from tests.fixtures.rotations import ROTATION, rotation, seed_rotation
 from tests.fixtures.runtime import ADMIN_TOKEN, ROOT
@@ -33,15 +34,6 @@ def refused(api: Any, db: Any, method: str, path: str, body: Any, status: int) -
 
 def fields_named(answer: dict[str, Any]) -> set[str]:
     return {detail["field"] for detail in answer["details"]}
-
-
-def error_lines(out: str, **fields: Any) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return [
-        line
-        for line in lines
-        if line["severity"] == "ERROR" and all(line.get(k) == v for k, v in fields.items())
-    ]
 
 
 # --- the body itself ----------------------------------------------------------------------

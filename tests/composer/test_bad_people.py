@@ -19,6 +19,7 @@ from targets.operator import main
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.documents import update_times
+from tests.fixtures.logs import error_lines
 from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message
 from tests.fixtures.people import PERSON, seed_category, to_person
 from tests.fixtures.rotations import ROTATION
@@ -38,15 +39,6 @@ def refused(api: Any, db: Any, method: str, path: str, body: Any) -> list[str]:
     assert status == 422, answer
     assert update_times(db) == before
     return fields_of(answer)
-
-
-def error_lines(out: str, **fields: Any) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return [
-        line
-        for line in lines
-        if line["severity"] == "ERROR" and all(line.get(k) == v for k, v in fields.items())
-    ]
 
 
 def doctor_codes(capsys: Any) -> dict[tuple[str, str], str]:
