@@ -74,9 +74,17 @@ class ValidationFailed(HttpError):
 
 class Unavailable(HttpError):
     """A dependency (Slack) refused for now; nothing was done, and the same request may be
-    made again."""
+    made again: after `retry_after` seconds when the dependency said how long to wait
+    (its answer's `Retry-After` header)."""
 
     status, code = 503, "unavailable"
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
 
 class DocumentError(AppError):

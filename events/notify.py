@@ -183,7 +183,10 @@ def _not_opened(
     are told so. Otherwise nothing is recorded and the caller may try again (503)."""
     detail = f"cannot open a direct message with {draft.user}: {opened.detail or opened.code}"
     if opened.outcome is not Outcome.FAILED:
-        raise Unavailable(f"{detail}; nothing was claimed or sent, try again with the same key")
+        raise Unavailable(
+            f"{detail}; nothing was claimed or sent, try again with the same key",
+            retry_after=opened.retry_after,
+        )
     now = rt.clock.now()
     error = StoredError(opened.code or "dm_not_opened", detail, now)
     event = EventWrite(status=EventStatus.FAILED, last_error=error)

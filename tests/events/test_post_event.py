@@ -17,6 +17,7 @@ from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.people import seed_category
+from tests.fixtures.runtime import ADMIN_TOKEN
 
 KEY = "stage-717:completed"
 SHA = hashlib.sha256(KEY.encode()).hexdigest()
@@ -179,3 +180,19 @@ def test_a_rate_limited_send_is_sent_once_by_a_later_pass(api, rt, db, slack, cl
     assert call(api, "POST", "/events", event())[1]["status"] == "sent"
     run_pass(rt)
     assert len(slack.posts()) == 1
+
+
+def test_a_dm_slack_rate_limits_answers_503_with_its_retry_after_and_records_nothing(
+    api, db, slack
+):
+    slack.inject(Fault("rate_limit", method="conversations.open", times=1, retry_after=30))
+
+    response = api.post(
+        "/events",
+        json=event(channel=None, user=PERSON),
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    )
+
+    assert (response.status_code, response.json["error"]) == (503, "unavailable")
+    assert response.headers["Retry-After"] == "30"
+    assert stored(db) is None and slack.posts() == []
