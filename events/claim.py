@@ -41,6 +41,7 @@ from core.models import event_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Kind, Missed
+from processor.claim import reclaimable
 from processor.gates import (
     Gates,
     Reservation,
@@ -87,7 +88,7 @@ def plan_retry(
         detail = f"cannot be sent as stored: {exc.message}"
         return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail)
     if isinstance(passed, HeldBack):
-        return _skip_retry(rt, snap, passed)
+        return _skip_retry(rt, kind, snap, passed)
     return passed
 
 
@@ -112,18 +113,24 @@ def passed_gates(plan: EventPlan, gates: Gates, now: datetime) -> EventPlan | He
     return replace(plan, event=replace(event, holds=holds), reservation=held)
 
 
-def _skip_retry(rt: Runtime, snap: Snapshot, held: HeldBack) -> Result:
+def _skip_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot, held: HeldBack) -> Result:
     """A released event held back on its retry: the event and its entry end `skipped`, in one
-    batch under the versions read of the event and of the person's document (either moved:
-    it stays due, and the next pass plans it again)."""
+    batch under the versions of its ledger entry (read here: still `released` and due) and of
+    the person's document as the gates read it; either moved (another pass's claim or skip,
+    an operator's settle, an opt-in): nothing is written, and the next pass plans it again.
+    The event itself is its entry's to fence (processor.claim.reclaimable): a duplicate
+    caller counting itself on it never fails the skip."""
     now = rt.clock.now()
     plan = held.plan
+    ledger = plan.ledger_ref.get()
+    if not reclaimable(kind, ledger.to_dict() or {}, now):
+        return Result.DUPLICATE
     batch = rt.db.batch()
     skipped = EventWrite(status=EventStatus.SKIPPED, next_run_at=DELETE).stamped(now)
-    option = rt.db.write_option(last_update_time=snap.update_time)
-    batch.update(snap.reference, skipped.to_document(), option=option)
+    batch.update(snap.reference, skipped.to_document())
     entry = LedgerWrite(status=LedgerStatus.SKIPPED, reason=held.reason, skipped_at=now)
-    batch.update(plan.ledger_ref, entry.to_document())
+    option = rt.db.write_option(last_update_time=ledger.update_time)
+    batch.update(plan.ledger_ref, entry.to_document(), option=option)
     plan.alongside(batch)
     try:
         results = batch.commit()  # pragma: SYNCPOINT event_retry_skip

@@ -189,11 +189,13 @@ class Kind(Protocol[S]):
     noun: str  # how a held lease's detail names one: "a sending message"
     # The pass summary's key for this kind's own counts ("rotations"); None: none.
     summary_key: str | None
-    # Whether a send's finalize is conditioned on the subject's update time as well as on
-    # its ledger entry's (processor.finalize). The ledger entry alone fences a kind whose
-    # subject is written by others while it is sent (an event's duplicate callers count
-    # themselves on it) and whose every change of owner (take-over, settle, fail-held)
-    # writes the ledger entry in the same batch.
+    # Whether a send's claim of a released entry (processor.claim) and its finalize
+    # (processor.finalize) are conditioned on the subject's update time as well as on its
+    # ledger entry's. The ledger entry alone fences a kind whose subject is written by others
+    # at any time (an event's duplicate callers count themselves on it) and whose every
+    # change of owner (claim, release, take-over, settle, fail-held) writes the ledger entry
+    # in the same batch; such an entry is claimed again only when it says itself that it is
+    # released and due (processor.claim.reclaimable).
     fences_subject: bool
 
     def due(

@@ -2,7 +2,8 @@
 
 A kind reads a due document and plans its claim (`Kind.plan`); this module commits the plan
 in one atomic batch holding (1) the subject's update with a `last_update_time`
-precondition equal to the version read, and (2) the `create()` of the occurrence's ledger
+precondition equal to the version read (for a kind that fences its subject,
+`Kind.fences_subject`), and (2) the `create()` of the occurrence's ledger
 document, whose id is derived from (subject, occurrence); with the channel's pacing slots
 (processor.channel_slots) and the missed occurrences' entries in the same batch. Either all
 land or none does. A second worker fails the precondition (the subject changed) or the
@@ -12,8 +13,20 @@ workers on the same documents at 146 s for 100 messages on this machine's emulat
 commit at 0.7 s.)
 
 A ledger entry that already exists is the truth about its occurrence: a released or failed
-one is claimed again through the same document (attempts + 1); any other is never sent
-again, and the subject is repaired from it (`ClaimPlan.repaired`).
+one is claimed again through the same document (attempts + 1), under the update time it was
+read at; any other is never sent again, and the subject is repaired from it
+(`ClaimPlan.repaired`, under the subject's version read).
+
+A kind that does not fence its subject (an event, whose duplicate callers count themselves
+on it at any time) claims again under its ledger entry's version alone, and only an entry
+that is itself `released` and due (`reclaimable`): a caller counting itself can never make
+the claim lose. What the subject's version guarded, the entry's guards as well, because
+every change of such a subject's owner writes its entry: two passes retrying at once both
+update the entry under the version they read, so one fails; an operator's settle or
+fail-held, or another pass's claim, skip or release since the subject was read, moved the
+entry (a claim lands only on an entry that is still `released` and due now, whatever the
+subject looked like when it was read); the person's gates stay under their own version
+(processor.gates.Reservation, in the same batch).
 """
 
 from __future__ import annotations
@@ -63,7 +76,8 @@ def commit_claim(
     # A second try only after dropping missed records that exist already (see below).
     for _ in range(2):
         batch = rt.db.batch()
-        _update_subject(rt, batch, snap, plan.claimed(rt.worker_id, expires_at, 1, missed), now)
+        claimed = plan.claimed(rt.worker_id, expires_at, 1, missed)
+        _update_subject(rt, batch, snap, claimed, now, kind.fences_subject)
         batch.create(plan.ledger_ref, plan.new_entry() | _claim_entry(rt, plan, now, expires_at, 1))
         _alongside(rt, batch, plan, missed, slots, now)
         try:
@@ -143,11 +157,14 @@ def _claim_existing(
     now = rt.clock.now()
     ledger = plan.ledger_ref.get()
     entry = ledger.to_dict() or {}
-    if entry.get(LedgerField.STATUS) not in RECLAIMABLE:
+    if not reclaimable(kind, entry, now):
+        if entry.get(LedgerField.STATUS) == LedgerStatus.RELEASED:
+            return Result.DUPLICATE  # released again since the subject was read: not due yet
         return repair_from_ledger(rt, kind, snap, plan, entry, missed)
     attempts = int(entry.get(LedgerField.ATTEMPTS) or 0) + 1
     batch = rt.db.batch()
-    _update_subject(rt, batch, snap, plan.claimed(rt.worker_id, expires_at, attempts, missed), now)
+    claimed = plan.claimed(rt.worker_id, expires_at, attempts, missed)
+    _update_subject(rt, batch, snap, claimed, now, kind.fences_subject)
     batch.update(
         plan.ledger_ref,
         # A new attempt, a new window for the history search.
@@ -177,7 +194,7 @@ def repair_from_ledger(
     older missed occurrences are recorded all the same."""
     now = rt.clock.now()
     batch = rt.db.batch()
-    _update_subject(rt, batch, snap, plan.repaired(entry, now, missed), now)
+    _update_subject(rt, batch, snap, plan.repaired(entry, now, missed), now, fenced=True)
     for record in missed:
         batch.create(record.ref, record.fields)
     try:
@@ -195,18 +212,28 @@ def repair_from_ledger(
     return Result.DUPLICATE
 
 
+def reclaimable(kind: Kind[Any], entry: dict[str, Any], now: datetime) -> bool:
+    """Whether a ledger entry (released or failed) may be claimed again now. An entry that is
+    its occurrence's only fence (`Kind.fences_subject` false) must say so itself: `released`,
+    with its `retry_at` (every release writes one) passed. A failed one is final there."""
+    if kind.fences_subject:
+        return entry.get(LedgerField.STATUS) in RECLAIMABLE
+    retry_at = entry.get(LedgerField.RETRY_AT)
+    due = not isinstance(retry_at, datetime) or retry_at <= now
+    return entry.get(LedgerField.STATUS) == LedgerStatus.RELEASED and due
+
+
 def _update_subject(
     rt: Runtime,
     batch: firestore.WriteBatch,
     snap: Snapshot,
     update: SubjectWrite,
     now: datetime,
+    fenced: bool,
 ) -> None:
-    batch.update(
-        snap.reference,
-        update.stamped(now).to_document(),
-        option=rt.db.write_option(last_update_time=snap.update_time),
-    )
+    """The subject's write, under the version read when `fenced`."""
+    option = rt.db.write_option(last_update_time=snap.update_time) if fenced else None
+    batch.update(snap.reference, update.stamped(now).to_document(), option=option)
 
 
 def _claim_entry(
