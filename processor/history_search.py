@@ -263,12 +263,14 @@ def keep_searching(
     """Keep an unfinished search on the ledger entry and let the lease expire at
     `resume_at`, when a later pass goes on from there. Conditioned on the reconciler's own
     take-over (the update times it left on the subject and the ledger entry): if anyone
-    wrote either since, they own it now, and nothing is written."""
+    wrote either since, they own it now, and nothing is written. A subject's version None:
+    the ledger entry alone fences it (processor.abc.Kind.fences_subject)."""
     batch = rt.db.batch()
+    fenced = subject[1] is not None
     batch.update(
         subject[0],
         SubjectWrite(lease=LeasePatch(expires_at=resume_at)).to_document(),
-        option=rt.db.write_option(last_update_time=subject[1]),
+        option=rt.db.write_option(last_update_time=subject[1]) if fenced else None,
     )
     batch.update(
         ledger[0],

@@ -19,6 +19,9 @@ that can hold the post, across passes if Slack's limits demand it (processor.his
 
 The reconciler first takes the lease over in one precondition-checked batch (message and
 ledger), which fences the old worker: its late finalize fails, whatever it was about to say.
+A kind that does not fence its subject (an event: `Kind.fences_subject`) is taken over, and
+its search kept, under its ledger entry's version alone, and only while the entry's own
+lease has expired: a duplicate caller counting itself on the event never fails either.
 """
 
 from __future__ import annotations
@@ -139,7 +142,10 @@ def reconcile_one(
         calls,
         kind.channel(claim),
         search,
-        ((snap.reference, claim.subject_version), (ledger.reference, claim.ledger_version)),
+        (
+            (snap.reference, claim.subject_version if kind.fences_subject else None),
+            (ledger.reference, claim.ledger_version),
+        ),
         delivery_id=claim.delivery_id,
         occurrence_at=claim.occurrence_at,
         **{kind.id_field: snap.id},
@@ -210,7 +216,7 @@ def _claimed_entry(rt: Runtime, kind: Kind[Any], snap: Snapshot, leased: Leased)
 def _take_over(
     rt: Runtime, kind: Kind[Any], snap: Snapshot, ledger: Snapshot, leased: Leased
 ) -> Claim[Any] | None:
-    taken = take_over_lease(rt, snap, ledger)
+    taken = take_over_lease(rt, snap, ledger, kind.fences_subject)
     if taken is None:
         return None
     _, results = taken
@@ -229,23 +235,30 @@ def _take_over(
 
 
 def take_over_lease(
-    rt: Runtime, snap: Snapshot, ledger: Snapshot
+    rt: Runtime, snap: Snapshot, ledger: Snapshot, fenced: bool
 ) -> tuple[datetime, list[Any]] | None:
     """Take an expired lease over: the document's `lease` and its ledger entry now name this
     worker, in one batch conditioned on both as read. That fences the old worker, whose late
     finalize fails its preconditions. None when someone else wrote either first. Returns the
-    new lease end and the write results (their update times are the new fence)."""
+    new lease end and the write results (their update times are the new fence).
+
+    Not `fenced` (a kind whose ledger entry alone fences it, processor.abc.Kind): on the
+    entry as read only, and only if the entry's own lease has expired. Every change of owner
+    writes the entry (a second reconciler's take-over, the late worker's finalize, a settle
+    or fail-held), and every lease write sets its `lease_expires_at`, so the entry read after
+    the subject tells an expired lease from one just taken over."""
     now = rt.clock.now()
+    if not fenced and not _entry_lease_expired(ledger, now):
+        return None
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
     batch = rt.db.batch()
     # A lease taken over is live again: no longer held for a person (processor.held).
     lease = LeasePatch(
         owner=rt.worker_id, expires_at=expires_at, held_since=DELETE, held_code=DELETE
     )
+    option = rt.db.write_option(last_update_time=snap.update_time) if fenced else None
     batch.update(
-        snap.reference,
-        SubjectWrite(lease=lease).stamped(now).to_document(),
-        option=rt.db.write_option(last_update_time=snap.update_time),
+        snap.reference, SubjectWrite(lease=lease).stamped(now).to_document(), option=option
     )
     entry = LedgerWrite(worker=rt.worker_id, lease_expires_at=expires_at, reconciled_at=now)
     batch.update(
@@ -258,3 +271,8 @@ def take_over_lease(
     except FailedPrecondition:
         return None
     return expires_at, list(results)
+
+
+def _entry_lease_expired(ledger: Snapshot, now: datetime) -> bool:
+    expires_at = (ledger.to_dict() or {}).get(LedgerField.LEASE_EXPIRES_AT)
+    return not isinstance(expires_at, datetime) or expires_at <= now
