@@ -76,8 +76,7 @@ def plan_retry(
     try:
         event = Event.from_document(snap.id, data)
     except DocumentError as exc:
-        detail = f"cannot be sent as stored: {exc.message}"
-        return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail)
+        return _reject_retry(rt, kind, snap, exc)
     plan = EventPlan.of(rt, event)
     if not gated(event):
         return plan
@@ -85,11 +84,23 @@ def plan_retry(
     try:
         passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
     except DocumentError as exc:  # its category cannot be read: its gates are unknown
-        detail = f"cannot be sent as stored: {exc.message}"
-        return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail)
+        return _reject_retry(rt, kind, snap, exc)
     if isinstance(passed, HeldBack):
         return _skip_retry(rt, kind, snap, passed)
     return passed
+
+
+def _reject_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot, exc: DocumentError) -> Result:
+    """A released event that cannot be sent as stored ends `failed` with its ledger entry,
+    under the entry's version (read here: still `released` and due), as its skip does. One
+    with no entry (stored straight into Firestore, which the contract does not allow) ends
+    `failed` under its own version."""
+    entry = rt.db.collection(DELIVERIES).document(event_delivery_id(snap.id)).get()
+    if entry.exists and not reclaimable(kind, entry.to_dict() or {}, rt.clock.now()):
+        return Result.DUPLICATE  # claimed, settled or released again since it was read
+    detail = f"cannot be sent as stored: {exc.message}"
+    fence = entry if entry.exists else None
+    return reject(rt, kind, snap, exc, status=EventStatus.FAILED, detail=detail, entry=fence)
 
 
 @dataclass(frozen=True)

@@ -167,3 +167,27 @@ def test_a_retry_read_before_another_pass_retried_and_was_rate_limited_again_wai
     clock.advance(timedelta(seconds=31))
     assert deliver_one(rt, EVENT_KIND, ref.get())[0] is Result.SENT
     assert slack.delivery_ids() == [_entry(db, key).id]
+
+
+def test_a_retry_read_before_another_pass_failed_the_event_sends_nothing(
+    api, settings, db, clock, slack, capsys
+):
+    """An event another pass ended `failed` (its category unreadable) has its entry failed
+    in the same batch: a pass that read it released before, with the category mended since,
+    claims nothing, and the person never gets an event already escalated as failed."""
+    seed_category(db, "updates")
+    rounds = Rounds(api, db, clock, slack, _to_person)
+    key = rounds.key()
+    ref = db.collection(EVENTS).document(event_id(key))
+    stale = ref.get()
+    db.collection("categories").document("updates").update({"quiet_window_hours": float("nan")})
+    other = make_runtime(settings, db, clock, "worker-b")
+    assert deliver_one(other, EVENT_KIND, ref.get())[0] is Result.FAILED
+    seed_category(db, "updates")  # mended
+
+    rt = make_runtime(settings, db, clock, "worker-a")
+    assert deliver_one(rt, EVENT_KIND, stale)[0] is not Result.SENT
+    assert slack.delivery_ids() == []
+    entry = _entry(db, key).get().to_dict()
+    assert (entry["status"], entry["error"]["code"]) == ("failed", "invalid_category")
+    assert ref.get().get("status") == "failed"
