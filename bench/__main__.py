@@ -41,7 +41,7 @@ from bench.people import people_runs
 from bench.people import warm_up as people_warm_up
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
 from bench.services import ROOT
-from processor.tick import PARALLEL_POSTS
+from processor.kind_pass import PARALLEL_POSTS
 
 RESULTS = ROOT / "bench" / "results"
 

@@ -1,6 +1,6 @@
 """What each worker process runs, per contender, on the same data and the same transport.
 
-- ours: the product's own pass, `processor.tick.run_tick`, until nothing is due
+- ours: the product's own pass, `processor.kind_pass.run_kind`, until nothing is due
   (`processor.one_pass.until_idle`).
 - seed: the seed-002 style processor: read each due document again inside a transaction,
   set `sending`, commit; send; write the final status. Sequential, as it was.
@@ -29,9 +29,9 @@ from core.slack import Outcome, PostResult
 from core.store import MESSAGES, Snapshot
 from formatting.slack_text import to_slack
 from messages.kind import MESSAGE_KIND
+from processor.kind_pass import run_kind
 from processor.one_pass import until_idle
 from processor.outcome import SUMMARY_KEYS
-from processor.tick import run_tick
 
 
 def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
@@ -40,7 +40,7 @@ def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
     totals: Counter[str] = Counter()
 
     def messages_pass(rt: Runtime) -> dict[str, Any]:
-        return run_tick(rt, MESSAGE_KIND)
+        return run_kind(rt, MESSAGE_KIND)
 
     for summary in until_idle(rt, messages_pass, lambda: time.time() < deadline):
         totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
@@ -76,7 +76,7 @@ def run_people(rt: Runtime, deadline: float) -> dict[str, int]:
 
     def people_pass(rt: Runtime) -> dict[str, Any]:
         queue = _PeopleSeen(**{f.name: getattr(MESSAGE_KIND.queue, f.name) for f in fields(Queue)})
-        summary = run_tick(rt, replace(MESSAGE_KIND, queue=queue))
+        summary = run_kind(rt, replace(MESSAGE_KIND, queue=queue))
         totals["person_passes"] += len(queue.users)
         return summary
 

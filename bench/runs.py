@@ -33,7 +33,7 @@ from core.store import DELIVERIES, MESSAGES, read_in_order
 from emulator.firestore import FirestoreEmulator
 from emulator.pubsub import EMULATOR_HOST_ENV, PubSubEmulator, create_subscription, create_topic
 from messages.kind import MESSAGE_KIND
-from processor.tick import PARALLEL_POSTS, run_tick
+from processor.kind_pass import PARALLEL_POSTS, run_kind
 
 # A worker that has not finished this long after its cap is killed (it is ours to stop).
 _GRACE = 60.0
@@ -388,7 +388,7 @@ def _timed_pass(
     # The pass's own log lines would bury the report; they are written, not kept.
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         started = time.perf_counter()
-        summary = run_tick(rt, MESSAGE_KIND)
+        summary = run_kind(rt, MESSAGE_KIND)
         elapsed = time.perf_counter() - started
     rpcs = counter.snapshot()
     # The due query alone, now that nothing is due: what the emulator spends finding that.

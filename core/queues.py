@@ -25,7 +25,6 @@ from core.store import Snapshot
 MAX_EXCLUDED = 10
 # Shard queries in flight at once per due query: each waits on Firestore, not on a core.
 _SHARD_QUERIES_AT_ONCE = 8
-USER = "user"  # the field naming the person a subject posts to, where it has one
 
 
 @dataclass(frozen=True)
@@ -117,9 +116,10 @@ class Queue:
     def _not_ins(self, excluding: Sequence[str]) -> list[FieldFilter]:
         """One `not-in` per field of `posts_by` (a user id goes to `user`, where the kind
         posts to people); [""]: nothing left out, only the documents without the field."""
-        people = [key for key in excluding if USER in self.posts_by and USER_ID.match(key)]
+        to_people = SubjectField.USER in self.posts_by
+        people = [key for key in excluding if to_people and USER_ID.match(key)]
         channels = [key for key in excluding if key not in people]
-        keys = {SubjectField.CHANNEL.value: channels, USER: people}
+        keys = {SubjectField.CHANNEL.value: channels, SubjectField.USER.value: people}
         return [_not_in(keys[field] or [""], field) for field in self.posts_by]
 
 

@@ -63,3 +63,8 @@ def read_in_order(db: firestore.Client, *refs: firestore.DocumentReference) -> l
     any order)."""
     found = {snap.reference.path: snap for snap in db.get_all(list(refs))}
     return [found[ref.path] for ref in refs]
+
+
+def existing_ids(db: firestore.Client, refs: list[firestore.DocumentReference]) -> set[str]:
+    """Which of `refs` exist, in one round trip."""
+    return {doc.id for doc in db.get_all(refs) if doc.exists}

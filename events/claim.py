@@ -38,6 +38,7 @@ from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
 from core.event import Event
 from core.models import event_delivery_id
+from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Kind, Missed
@@ -136,7 +137,7 @@ def _skip_retry(rt: Runtime, kind: Kind, snap: Snapshot, held: HeldBack) -> Resu
     ledger = plan.ledger_ref.get()
     if not reclaimable(kind, ledger.to_dict() or {}, now):
         return Result.DUPLICATE
-    batch = rt.db.batch()
+    batch = NamedBatch(rt.db)
     skipped = EventWrite(status=EventStatus.SKIPPED, next_run_at=DELETE).stamped(now)
     batch.update(snap.reference, skipped.to_document())
     entry = LedgerWrite(status=LedgerStatus.SKIPPED, reason=held.reason, skipped_at=now)
@@ -144,10 +145,10 @@ def _skip_retry(rt: Runtime, kind: Kind, snap: Snapshot, held: HeldBack) -> Resu
     batch.update(plan.ledger_ref, entry.to_document(), option=option)
     plan.alongside(batch)
     try:
-        results = batch.commit()  # pragma: SYNCPOINT event_retry_skip
+        landed = batch.commit()  # pragma: SYNCPOINT event_retry_skip
     except (FailedPrecondition, AlreadyExists):
         return Result.DUPLICATE
-    plan.landed(results)
+    plan.landed(landed)
     log_skipped(plan.event, plan.ledger_ref.id, held.reason)
     return Result.SKIPPED
 
@@ -215,7 +216,7 @@ class EventPlan:
     def subject(self, entry: dict[str, Any] | None) -> Event:
         return self.event
 
-    def alongside(self, batch: firestore.WriteBatch) -> None:
+    def alongside(self, batch: NamedBatch) -> None:
         if self.reservation is not None:  # last in the batch (see landed)
             self.reservation.write(batch)
 
@@ -225,6 +226,6 @@ class EventPlan:
     def log_fields(self) -> dict[str, Any]:
         return {LedgerField.OCCURRENCE_AT.value: self.event.created_at}
 
-    def landed(self, results: Sequence[Any]) -> None:
+    def landed(self, landed: Landed) -> None:
         if self.reservation is not None:
-            self.reservation.landed(results[-1].update_time)
+            self.reservation.landed(landed)

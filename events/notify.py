@@ -35,6 +35,7 @@ from core.documents.write import INCREMENT
 from core.errors import Unavailable
 from core.event import Event
 from core.models import event_delivery_id, event_id
+from core.named_batch import NamedBatch
 from core.runtime import Runtime
 from core.shards import shard_of
 from core.slack import Outcome, PostResult
@@ -239,7 +240,7 @@ def _record_unsent(
     now = rt.clock.now()
     stored = replace(event, attempts=0, updated_at=now, version=1)
     identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
-    batch = rt.db.batch()
+    batch = NamedBatch(rt.db)
     batch.create(ref, _fields(rt, ref, draft, None) | stored.to_document())
     batch.create(
         rt.db.collection(DELIVERIES).document(event_delivery_id(ref.id)),

@@ -43,6 +43,7 @@ from core.runtime import Runtime
 from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
+from messages.ledger import message_entry
 from messages.missed import missed_records, skip_missed
 from messages.plan import MessagePlan
 from messages.skip_gated import skip_gated
@@ -56,7 +57,6 @@ from processor.gates import (
     reservation,
     under_version,
 )
-from processor.ledger_entries import message_entry
 from processor.outcome import Result
 from processor.reject import reject
 

@@ -21,7 +21,7 @@ from core.documents.people import Holds
 from core.documents.subjects import SubjectField
 from core.documents.write import DELETE, INCREMENT
 from core.models import Message, message_delivery_id
-from core.queues import USER, Queue
+from core.queues import Queue
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.slack import Outcome
@@ -109,10 +109,15 @@ class MessageRules(OccurrenceRules[Message, Gates]):
         return resume_next_run_at(subject.recurrence, now)
 
 
+CHANNEL, USER = SubjectField.CHANNEL, SubjectField.USER
+
+CHANNEL, USER = SubjectField.CHANNEL, SubjectField.USER
+
 MESSAGE_KIND: OccurrenceKind[Message, Gates] = OccurrenceKind(
     name=LedgerKind.MESSAGE,
     id_field=LedgerField.MESSAGE_ID,
-    queue=Queue(MESSAGES, tuple(WAITING), Status.SENDING, (SubjectField.CHANNEL, USER)),
+    # A message to a person has `user` and no `channel` until its claim opens their DM.
+    queue=Queue(MESSAGES, tuple(WAITING), Status.SENDING, (CHANNEL, USER)),
     statuses=Statuses(
         waiting=tuple(WAITING),
         sending=Status.SENDING,

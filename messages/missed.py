@@ -18,10 +18,10 @@ from core.documents.write import UNSET, Add, Unset
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import CatchUp
-from core.store import DELIVERIES, Snapshot
+from core.store import DELIVERIES, Snapshot, existing_ids
 from messages.advance import settled
+from messages.ledger import message_entry
 from processor.abc import Missed
-from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
 
 
@@ -78,7 +78,7 @@ def skip_missed(
         except FailedPrecondition:
             return Result.DUPLICATE
         except AlreadyExists:
-            existing = existing_ids(rt, [r.ref for r in missed])
+            existing = existing_ids(rt.db, [r.ref for r in missed])
             missed = [r for r in missed if r.ref.id not in existing]
             continue
         log_missed(message, missed)

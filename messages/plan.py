@@ -17,14 +17,15 @@ from core.documents.messages import MessageWrite, Status
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
+from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import DELIVERIES
 from formatting.slack_text import to_slack
 from messages.advance import settled, stored_anchor
+from messages.ledger import message_entry
 from messages.missed import counted, log_missed
 from processor.abc import Missed
 from processor.gates import Reservation
-from processor.ledger_entries import message_entry
 
 
 @dataclass(frozen=True)
@@ -91,13 +92,13 @@ class MessagePlan:
     def subject(self, entry: dict[str, Any] | None) -> Message:
         return self.message
 
-    def alongside(self, batch: firestore.WriteBatch) -> None:
+    def alongside(self, batch: NamedBatch) -> None:
         if self.reservation is not None:  # last in the batch (see landed)
             self.reservation.write(batch)
 
-    def landed(self, results: Sequence[Any]) -> None:
+    def landed(self, landed: Landed) -> None:
         if self.reservation is not None:
-            self.reservation.landed(results[-1].update_time)
+            self.reservation.landed(landed)
 
     def log(self, missed: Sequence[Missed]) -> None:
         log_missed(self.message, missed)

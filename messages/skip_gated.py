@@ -23,14 +23,15 @@ from core.documents.deliveries import (
 from core.documents.messages import MessageWrite, Status
 from core.documents.write import DELETE
 from core.models import Message
+from core.named_batch import NamedBatch
 from core.runtime import Runtime
-from core.store import Snapshot
+from core.store import Snapshot, existing_ids
 from messages.advance import settled
+from messages.ledger import message_entry
 from messages.missed import log_missed
 from messages.plan import MessagePlan
 from processor.abc import Kind, Missed
 from processor.claim import repair_from_ledger
-from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
 
 
@@ -55,7 +56,7 @@ def skip_gated(
     left = list(missed)
     ledger = None  # read once a create() found the entry (or a missed record) there
     for _ in range(2):
-        batch = rt.db.batch()
+        batch = NamedBatch(rt.db)
         batch.update(
             snap.reference,
             update.stamped(now).to_document(),
@@ -77,15 +78,15 @@ def skip_gated(
             batch.create(record.ref, record.fields)
         plan.alongside(batch)  # the person's version the gates decided on, last
         try:
-            results = batch.commit()  # pragma: SYNCPOINT gated
+            landed = batch.commit()  # pragma: SYNCPOINT gated
         except FailedPrecondition:
             return Result.DUPLICATE
         except AlreadyExists:
             ledger = plan.ledger_ref.get()
-            existing = existing_ids(rt, [r.ref for r in left])
+            existing = existing_ids(rt.db, [r.ref for r in left])
             left = [r for r in left if r.ref.id not in existing]
             continue
-        plan.landed(results)
+        plan.landed(landed)
         log_missed(message, left)
         _log_skipped(message, plan.ledger_ref.id, occurrence, reason)
         return Result.SKIPPED

@@ -27,6 +27,7 @@ from formatting.slack_text import SlackMessage
 from processor.outcome import Result
 
 if TYPE_CHECKING:
+    from core.named_batch import Landed, NamedBatch
     from core.queues import Queue
     from core.runtime import Runtime
     from core.store import Snapshot
@@ -132,7 +133,7 @@ class Missed:
 
 
 class ClaimPlan(Protocol[S_co]):
-    """What a kind's claim of one due document writes (Kind.plan); processor.claim commits
+    """What a kind's claim of one due document writes (Claims.plan); processor.claim commits
     it."""
 
     @property
@@ -169,7 +170,7 @@ class ClaimPlan(Protocol[S_co]):
         """The claimed subject; `entry`: the ledger entry claimed again (None: a new one)."""
         ...
 
-    def alongside(self, batch: firestore.WriteBatch) -> None:
+    def alongside(self, batch: NamedBatch) -> None:
         """Other writes the claim makes in its batch, each under its own precondition."""
         ...
 
@@ -181,8 +182,8 @@ class ClaimPlan(Protocol[S_co]):
         """The fields naming the occurrence in a line about it."""
         ...
 
-    def landed(self, results: Sequence[Any]) -> None:
-        """The claim's batch landed; `results`: its writes' results, in batch order (what
+    def landed(self, landed: Landed) -> None:
+        """The claim's batch landed, leaving each document it wrote at its version (what
         the kind carries forward for the rest of the pass)."""
         ...
 
@@ -352,7 +353,7 @@ class Operates(Kind, Protocol):
 
 class Passes(Claims[S, A], Reconciles[S], Protocol[S, A]):
     """What a pass needs of a kind: its due documents claimed and sent, its expired leases
-    reconciled (processor.tick, processor.publish)."""
+    reconciled (processor.kind_pass, processor.publish)."""
 
 
 class AnyKind(Passes[Any, Any], Settles, Operates, Protocol):

@@ -31,6 +31,7 @@ from google.cloud import firestore
 from core import logs
 from core.documents.channel_pacing import PacingField, SlotWrite
 from core.models import CHANNEL_ID, USER_ID
+from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
 from processor.pacing import POST_INTERVAL
@@ -71,9 +72,7 @@ class Slot:
     next_post_at: datetime | None = None
     worker: str | None = None
 
-    def write(
-        self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
-    ) -> None:
+    def write(self, batch: NamedBatch, worker: str, now: datetime) -> None:
         fields = SlotWrite(
             next_post_at=now + POST_INTERVAL + HANDOVER,
             worker=worker,
@@ -83,25 +82,19 @@ class Slot:
         if self.version is None:
             batch.create(self.ref, fields)
         else:
-            batch.update(self.ref, fields, option=db.write_option(last_update_time=self.version))
+            option = firestore.Client.write_option(last_update_time=self.version)
+            batch.update(self.ref, fields, option=option)
 
 
-def take_slots(
-    db: firestore.Client,
-    batch: firestore.WriteBatch,
-    slots: tuple[Slot, ...],
-    worker: str,
-    now: datetime,
-) -> None:
-    """A claim's slot writes, added to its batch right after its two own writes (the
-    claimed document and its ledger entry), where `slot_versions` looks for them."""
+def take_slots(batch: NamedBatch, slots: tuple[Slot, ...], worker: str, now: datetime) -> None:
+    """A claim's slot writes, added to its batch."""
     for slot in slots:
-        slot.write(db, batch, worker, now)
+        slot.write(batch, worker, now)
 
 
-def slot_versions(results: list[Any], slots: tuple[Slot, ...]) -> tuple[Any, ...]:
+def slot_versions(landed: Landed, slots: tuple[Slot, ...]) -> tuple[Any, ...]:
     """The update times the claim's commit gave its slots (see `take_slots`)."""
-    return tuple(r.update_time for r in results[2 : 2 + len(slots)])
+    return tuple(landed.version(slot.ref) for slot in slots)
 
 
 class ChannelSlots:

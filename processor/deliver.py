@@ -1,8 +1,8 @@
 """One document of any kind, end to end: claim -> send -> finalize -> the outcome line.
 
-This is the per-document operation. A pass calls it in-process for each due document; a
-Pub/Sub-triggered function can call it with one document when a single tick no longer
-suffices."""
+A pass claims and sends each due document (`claim_and_send`) and records the sends of a
+page together (`record_sends`); `deliver` (DISPATCH=pubsub) takes one document at a time
+(`deliver_paced`)."""
 
 from __future__ import annotations
 
@@ -26,28 +26,14 @@ from processor.outcome import Result
 from processor.pacing import hold_channel, rate_limit_wait
 
 
-def deliver_one(
-    rt: Runtime, kind: Passes[Any, Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
-) -> tuple[Result, Claim[Any] | None]:
-    """One due document of `kind`, end to end: what happened, and this worker's claim if it
-    made one (with `slots`, the claim took the channel's pacing slots too)."""
-    claim = claim_occurrence(rt, kind, snap, slots)
-    if not isinstance(claim, Claim):
-        return claim, None
-    post = send(rt, claim)  # pragma: SYNCPOINT claimed
-    result = finalize(rt, claim, post)
-    report_outcome(rt, claim, post, result)
-    return result, claim
-
-
 def deliver_paced(
     rt: Runtime, kind: Passes[Any, Any], snap: Snapshot, hold_until: datetime
 ) -> tuple[Result, Claim[Any] | None]:
-    """`deliver_one` for a delivery whose acknowledgement releases its channel (DISPATCH=pubsub,
-    an ordered subscription): a rate-limited post is tried again under the same claim once
-    Slack's Retry-After has passed, while that is before `hold_until`; it returns once the
-    channel may take its next post (processor.pacing.hold_channel; ChannelWait when that is
-    too far off)."""
+    """One due document of `kind`, end to end, for a delivery whose acknowledgement releases
+    its channel (DISPATCH=pubsub, an ordered subscription): a rate-limited post is tried
+    again under the same claim once Slack's Retry-After has passed, while that is before
+    `hold_until`; it returns once the channel may take its next post
+    (processor.pacing.hold_channel; ChannelWait when that is too far off)."""
     claim = claim_occurrence(rt, kind, snap)
     if not isinstance(claim, Claim):
         return claim, None
@@ -95,13 +81,14 @@ def claim_and_send(
     *,
     ahead: object = None,
 ) -> Result | Sent:
-    """The first half of `deliver_one`, for a pass that records many sends at once
-    (`record_sends`); a Result when nothing was claimed. With `slots`, the claim takes the
-    channel's pacing slots too; `ahead`: what the pass read for its page (Kind.read_ahead)."""
+    """The claim and the send of one due document of `kind`, for a pass that records many
+    sends at once (`record_sends`); a Result when nothing was claimed. With `slots`, the
+    claim takes the channel's pacing slots too; `ahead`: what the pass read for its page
+    (Claims.read_ahead)."""
     claim = claim_occurrence(rt, kind, snap, slots, ahead)
     if not isinstance(claim, Claim):
         return claim
-    post = send(rt, claim)
+    post = send(rt, claim)  # pragma: SYNCPOINT claimed
     if isinstance(ahead, Gates):  # a give-back is seen by the rest of the pass at once
         ahead.sent(claim.subject, claim.delivery_id, post.outcome)
     return Sent(claim, post, rt.clock.now())
@@ -109,8 +96,7 @@ def claim_and_send(
 
 def record_sends(rt: Runtime, sends: list[Sent]) -> list[Result]:
     """The second half: every send recorded (in one commit when there are several), then
-    the one log line per outcome. A lone send is recorded exactly as `deliver_one`
-    records it."""
+    the one log line per outcome."""
     if len(sends) == 1:
         results = [finalize(rt, sends[0].claim, sends[0].post)]
     else:

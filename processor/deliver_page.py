@@ -37,7 +37,7 @@ _MAX_POLL = 0.05
 
 
 class Page:
-    """One page's delivery (`deliver`, once); `failed` says whether it ended on an error."""
+    """One page's delivery (`deliver`, once)."""
 
     def __init__(
         self,
@@ -55,8 +55,6 @@ class Page:
         self._counts = counts
         self._parallel = parallel  # deliveries in flight at most
         self._collection = collection  # the kind's, named in a failure's log line
-        # A read or write of the page raised out of it: the page ended there (see deliver).
-        self.failed = False
         self._lanes: list[Lane] = []
         self._live: list[Lane] = []  # lanes that may still begin a delivery
         self._busy: dict[Future[Done], Lane] = {}  # deliveries in flight
@@ -64,8 +62,8 @@ class Page:
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
         """Deliver the lanes. Whatever raises on the way, every delivery in flight is
-        awaited and every send recorded before this returns; the page then ends (`failed`),
-        and what it did not begin stays due for the next pass."""
+        awaited and every send recorded before this returns; the page then ends (counted in
+        `errors`), and what it did not begin stays due for the next pass."""
         try:
             self._lanes = [Lane(i, channel_of(docs[0]), docs) for i, docs in enumerate(lanes)]
             self._live = list(self._lanes)
@@ -73,7 +71,6 @@ class Page:
                 self._hold_if_rate_limited(lane.channel)
             self._run()
         except Exception as exc:
-            self.failed = True
             io_error(self._counts, "delivering a page raised", exc, collection=self._collection)
         finally:
             self._settle()

@@ -38,7 +38,6 @@ from core.documents.categories import check_category, unknown_category
 from core.documents.leases import LeaseField
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.errors import DocumentError
-from core.queues import USER
 from core.runtime import Runtime
 from core.shards import in_range, shard_of
 from core.store import CATEGORIES, Snapshot
@@ -46,7 +45,6 @@ from core.store import CATEGORIES, Snapshot
 if TYPE_CHECKING:
     from processor.abc import Operates
 
-CATEGORY = "category"  # the category a document to a person is sent under
 PAGE = 300
 
 
@@ -104,7 +102,8 @@ def examine_category_named(
     """A waiting document to a person whose `category` names no document of `categories`
     (the ids that exist): its claim ends it `failed` (`unknown_category`) until the category
     is created or the document names one that exists."""
-    status, user, category = (data.get(f) for f in (SubjectField.STATUS, USER, CATEGORY))
+    status, user = data.get(SubjectField.STATUS), data.get(SubjectField.USER)
+    category = data.get(SubjectField.CATEGORY)
     waiting = status in kind.queue.waiting and not data.get(SubjectField.DELETED)
     if not waiting or user is None or not isinstance(category, str) or category in categories:
         return None

@@ -1,4 +1,4 @@
-"""A page of due messages that no one channel can fill.
+"""A page of due documents (of any kind) that no one channel can fill.
 
 The due query is oldest first across all channels, and a channel takes at most one post a
 second (processor.pacing), so a channel with a backlog would fill every page while it is
@@ -6,7 +6,7 @@ paced, and every other channel would wait passes on end for it (a one-off with `
 expiring unsent). So a channel's share of a page is capped: at most a quarter of the page
 (`MAX_SHARE`), and never more than `per_channel` (what a pass can post to it in its budget).
 When a full read had channels at that cap, it reads on from the head without them
-(core.store.due_messages `excluding`), so the room goes to the other channels; room they
+(core.queues.Queue.due `excluding`), so the room goes to the other channels; room they
 leave is given back to the capped channels, oldest first, up to `per_channel` each. The
 common page, where no channel reaches the cap, is the one read it was."""
 
@@ -16,27 +16,27 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.documents.messages import MessageField
+from core.documents.subjects import SubjectField
 from core.queues import MAX_EXCLUDED
 from core.store import Snapshot
 
-# A channel takes at most 1/MAX_SHARE of a page while other channels' messages are due.
+# A channel takes at most 1/MAX_SHARE of a page while other channels' documents are due.
 MAX_SHARE = 4
 
-# Reads at most `limit` due messages, oldest first, none of the channels named.
+# Reads at most `limit` due documents, oldest first, none of the channels named.
 Read = Callable[[int, list[str]], list[Snapshot]]
 
 
 @dataclass(frozen=True)
 class DuePage:
-    messages: list[Snapshot]  # oldest first, at most `per_channel` of any one channel
+    subjects: list[Snapshot]  # oldest first, at most `per_channel` of any one channel
     read: int  # documents read
     left: list[str]  # ids read but left for a later pass: what a channel has beyond its cap
     more: bool  # more may be due than this page holds
 
 
 def fair_page(read: Read, limit: int, per_channel: int) -> DuePage:
-    """At most `limit` due messages, at most `per_channel` of them in any one channel: a
+    """At most `limit` due documents, at most `per_channel` of them in any one channel: a
     read, and while a full read has channels at their share (module doc), one more without
     them (at most MAX_EXCLUDED channels are left out; what the last read holds is capped as
     it is). Room the other channels leave goes back to the capped ones."""
@@ -70,7 +70,7 @@ def channel_of(snap: Snapshot) -> str | None:
     only known once the claim has opened it; a `channel: null` beside a `user` counts as no
     channel). None when it names neither as a string."""
     # One field at a time, not to_dict(): that deep-copies the whole document, on every call.
-    for field in (MessageField.CHANNEL, MessageField.USER):
+    for field in (SubjectField.CHANNEL, SubjectField.USER):
         try:
             value = snap.get(field)
         except KeyError:
@@ -111,7 +111,7 @@ def _filled(
     room = limit - len(kept) - len(batch)
     given: list[Snapshot] = []
     left: list[str] = []
-    for snap in sorted(over, key=lambda snap: snap.get(MessageField.NEXT_RUN_AT)):
+    for snap in sorted(over, key=lambda snap: snap.get(SubjectField.NEXT_RUN_AT)):
         channel = channel_of(snap)
         if room > 0 and taken[channel] < per_channel:
             given.append(snap)
@@ -121,6 +121,6 @@ def _filled(
             left.append(snap.id)
     if not kept and not given:
         return DuePage(batch, read, left, more or bool(left))  # one read: in its order already
-    # Stable: each channel's messages keep the order they were read in.
-    messages = sorted(kept + batch + given, key=lambda snap: snap.get(MessageField.NEXT_RUN_AT))
-    return DuePage(messages, read, left, more or bool(left))
+    # Stable: each channel's documents keep the order they were read in.
+    subjects = sorted(kept + batch + given, key=lambda snap: snap.get(SubjectField.NEXT_RUN_AT))
+    return DuePage(subjects, read, left, more or bool(left))

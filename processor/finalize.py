@@ -2,7 +2,7 @@
 
 Every finalize is one batch over the subject (a message, a rotation, an event) and its ledger
 entry, each conditioned on the update time our claim (or our last write) left; what it writes
-is the kind's (processor.abc.Kind.outcome_writes). If anything else wrote either document
+is the kind's (processor.abc.Records.outcome_writes). If anything else wrote either document
 since (a reconciler took the expired lease over, an operator settled it), the batch fails
 whole: a worker that wakes up late cannot overwrite newer state, and its late result is
 logged. An event's subject is written unconditioned (`Kind.fences_subject`): its duplicate

@@ -56,8 +56,9 @@ from google.cloud import firestore
 
 from core.documents.categories import CategoryField, known_category, quiet_window_hours
 from core.documents.deliveries import LedgerReason, LedgerStatus
-from core.documents.messages import MessageField
 from core.documents.people import Holds, PersonField
+from core.documents.subjects import SubjectField
+from core.named_batch import Landed, NamedBatch
 from core.schedule import zone
 from core.slack import Outcome
 from core.store import CATEGORIES, PEOPLE, is_document_id
@@ -218,7 +219,7 @@ class Reservation:
     fields: dict[str, Any]
     delivery_id: str
 
-    def write(self, batch: firestore.WriteBatch) -> None:
+    def write(self, batch: NamedBatch) -> None:
         fields = self.fields or _unchanged(self.read.data)
         if self.read.version is None:
             batch.create(self.read.ref, fields)
@@ -226,9 +227,9 @@ class Reservation:
             option = firestore.Client.write_option(last_update_time=self.read.version)
             batch.update(self.read.ref, fields, option=option)
 
-    def landed(self, version: Any) -> None:
-        """The batch landed, leaving the person's document at `version`."""
-        self.gates.carry(self.user, self.fields, version, self.delivery_id)
+    def landed(self, landed: Landed) -> None:
+        """The batch landed, leaving the person's document at its version."""
+        self.gates.carry(self.user, self.fields, landed.version(self.read.ref), self.delivery_id)
 
 
 def reservation(
@@ -281,7 +282,7 @@ def read_gates(db: firestore.Client, messages: Iterable[Gated | Mapping[str, Any
 def _gate_key(message: Gated | Mapping[str, Any]) -> tuple[str, str] | None:
     """(user, category) when the person's gates apply and can be read."""
     if isinstance(message, Mapping):  # a due message's or event's stored fields (same names)
-        user, category = message.get(MessageField.USER), message.get(MessageField.CATEGORY)
+        user, category = message.get(SubjectField.USER), message.get(SubjectField.CATEGORY)
     else:
         user, category = message.user, message.category
     if not isinstance(user, str) or not is_document_id(user) or not isinstance(category, str):

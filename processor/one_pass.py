@@ -1,6 +1,7 @@
-"""One processing pass, as the `tick` target and the worker loop run it: each kind's part in
-turn, in the order the kinds are handed in (rotations, few and due at a fixed local time,
-first); and passes back to back until idle."""
+"""One processing pass that sends what is due itself (DISPATCH=inline; processor.publish is
+the other): each kind's part in turn (processor.kind_pass), in the order the kinds are handed
+in (rotations, few and due at a fixed local time, first); and passes back to back until
+idle."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from core.runtime import Runtime
-from processor import tick
+from processor import kind_pass
 from processor.abc import Passes
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
@@ -19,7 +20,7 @@ from processor.pass_counts import io_error
 Pass = Callable[[Runtime], dict[str, Any]]
 
 
-def run_pass(
+def inline_pass(
     rt: Runtime, kinds: Sequence[Passes[Any, Any]], *, dry_run: bool = False
 ) -> dict[str, Any]:
     """One pass over `kinds`: the summary counts cover every kind together, a kind with a
@@ -45,7 +46,7 @@ def _part(
     rt: Runtime, kind: Passes[Any, Any], dry_run: bool, history: HistoryBudget
 ) -> dict[str, Any]:
     try:
-        return tick.run_tick(rt, kind, dry_run=dry_run, history=history)
+        return kind_pass.run_kind(rt, kind, dry_run=dry_run, history=history)
     except Exception as exc:
         counts: Counter[str] = Counter()
         what = f"the {kind.name}s' part of the pass raised"

@@ -38,6 +38,7 @@ from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
 from core.documents.leases import LeasePatch
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.documents.write import DELETE
+from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot
@@ -220,10 +221,9 @@ def _claimed_entry(
 def _take_over(
     rt: Runtime, kind: Reconciles[Any], snap: Snapshot, ledger: Snapshot, leased: Leased
 ) -> Claim[Any] | None:
-    taken = take_over_lease(rt, snap, ledger, kind.fences_subject)
-    if taken is None:
+    landed = take_over_lease(rt, snap, ledger, kind.fences_subject)
+    if landed is None:
         return None
-    _, results = taken
     entry = ledger.to_dict() or {}
     return Claim(
         kind,
@@ -233,18 +233,16 @@ def _take_over(
         ledger.id,
         int(entry.get(LedgerField.ATTEMPTS) or 1),
         rt.worker_id,
-        results[0].update_time,
-        results[1].update_time,
+        landed.version(snap.reference),
+        landed.version(ledger.reference),
     )
 
 
-def take_over_lease(
-    rt: Runtime, snap: Snapshot, ledger: Snapshot, fenced: bool
-) -> tuple[datetime, list[Any]] | None:
+def take_over_lease(rt: Runtime, snap: Snapshot, ledger: Snapshot, fenced: bool) -> Landed | None:
     """Take an expired lease over: the document's `lease` and its ledger entry now name this
     worker, in one batch conditioned on both as read. That fences the old worker, whose late
-    finalize fails its preconditions. None when someone else wrote either first. Returns the
-    new lease end and the write results (their update times are the new fence).
+    finalize fails its preconditions. None when someone else wrote either first; else the
+    versions the batch left (the new fence).
 
     Not `fenced` (a kind whose ledger entry alone fences it, processor.abc.Kind): on the
     entry as read only, and only if the entry's own lease has expired. Every change of owner
@@ -255,7 +253,7 @@ def take_over_lease(
     if not fenced and not _entry_lease_expired(ledger, now):
         return None
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
-    batch = rt.db.batch()
+    batch = NamedBatch(rt.db)
     # A lease taken over is live again: no longer held for a person (processor.held).
     lease = LeasePatch(
         owner=rt.worker_id, expires_at=expires_at, held_since=DELETE, held_code=DELETE
@@ -271,10 +269,9 @@ def take_over_lease(
         option=rt.db.write_option(last_update_time=ledger.update_time),
     )
     try:
-        results = batch.commit()  # pragma: SYNCPOINT lease
+        return batch.commit()  # pragma: SYNCPOINT lease
     except FailedPrecondition:
         return None
-    return expires_at, list(results)
 
 
 def _entry_lease_expired(ledger: Snapshot, now: datetime) -> bool:

@@ -8,7 +8,7 @@
 Both record who, when and why on the ledger entry, refuse an occurrence whose lease is still
 live (a worker is sending it right now), and act only on the occurrence the subject is on
 now; the kind says what each action writes and refuses what its rules forbid
-(`Kind.settle_writes`). The subject and the entry are written in one batch, each
+(`Settles.settle_writes`). The subject and the entry are written in one batch, each
 conditioned on the version read, so a settle racing a worker or an edit fails instead of
 overwriting it.
 """
@@ -29,7 +29,7 @@ from core.store import DELIVERIES
 from processor.abc import Settle, Settles
 from processor.held import refuse_live
 
-# Ledger statuses a person may settle (a kind may refuse some: Kind.settle_writes).
+# Ledger statuses a person may settle (a kind may refuse some: Settles.settle_writes).
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
 
 

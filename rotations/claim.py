@@ -24,14 +24,15 @@ from core.documents.leases import LEASE, Lease, check_lease
 from core.documents.rotations import Rollback, RotationField, RotationStatus, RotationWrite
 from core.errors import DocumentError
 from core.models import rotation_delivery_id
+from core.named_batch import Landed, NamedBatch
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Kind, Missed
-from processor.ledger_entries import day_entry
 from processor.outcome import Result
 from processor.reject import reject
 from rotations.day import DayTurn, pinned_day
+from rotations.ledger import day_entry
 from rotations.missed_days import (
     MissedDays,
     close_ended,
@@ -147,7 +148,7 @@ class DayPlan:
         rollback = self.rollback.to_document()
         return DayTurn(self.rotation, self.turn.day, self.turn.member, rollback, escalated)
 
-    def alongside(self, batch: firestore.WriteBatch) -> None:
+    def alongside(self, batch: NamedBatch) -> None:
         close_ended(batch, self.days)
 
     def log(self, missed: Sequence[Missed]) -> None:
@@ -156,7 +157,7 @@ class DayPlan:
     def log_fields(self) -> dict[str, Any]:
         return {LedgerField.OCCURRENCE_DATE.value: self.turn.day.isoformat()}
 
-    def landed(self, results: Sequence[Any]) -> None:
+    def landed(self, landed: Landed) -> None:
         pass  # nothing carried forward
 
 
@@ -173,7 +174,7 @@ def _reschedule(rt: Runtime, snap: Snapshot, rotation: Rotation, now: datetime) 
     or it was claimed): the next turn is when it is next looked at. Past days are settled
     on the way (missed ones recorded, released ones closed), as a claim would."""
     missed = missed_day_records(rt, rotation, rotation.today(now), now)
-    batch = rt.db.batch()
+    batch = NamedBatch(rt.db)
     batch.update(
         snap.reference,
         RotationWrite(next_run_at=rotation.next_due_at(now), updated_at=now).to_document(),
@@ -207,7 +208,7 @@ def _everyone_skipped(
         .to_document()
     )
     option = rt.db.write_option(last_update_time=snap.update_time)
-    batch = rt.db.batch()
+    batch = NamedBatch(rt.db)
     batch.update(snap.reference, update, option=option)
     batch.create(
         ledger_ref,
@@ -228,7 +229,7 @@ def _everyone_skipped(
             batch.commit()  # pragma: SYNCPOINT skip
         except AlreadyExists:
             # An earlier attempt today was rolled back; its entry keeps its own story.
-            batch = rt.db.batch()
+            batch = NamedBatch(rt.db)
             batch.update(snap.reference, update, option=option)
             create_missed(batch, missed)
             batch.commit()

@@ -25,12 +25,13 @@ from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, L
 from core.documents.errors import ErrorField
 from core.documents.write import UNSET
 from core.models import rotation_delivery_id
+from core.named_batch import NamedBatch
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Missed
 from processor.escalate import escalate
-from processor.ledger_entries import day_entry
+from rotations.ledger import day_entry
 
 # The most recent missed days recorded one by one; older ones are only counted in the log.
 MAX_RECORDED = 31
@@ -80,14 +81,14 @@ def _released_before(rt: Runtime, rotation: Rotation, today: date) -> list[Snaps
     ]
 
 
-def create_missed(batch: firestore.WriteBatch, missed: MissedDays) -> None:
+def create_missed(batch: NamedBatch, missed: MissedDays) -> None:
     """The missed days recorded and the past released days closed, in `batch`."""
     for record in missed.records:
         batch.create(record.ref, record.fields)
     close_ended(batch, missed)
 
 
-def close_ended(batch: firestore.WriteBatch, missed: MissedDays) -> None:
+def close_ended(batch: NamedBatch, missed: MissedDays) -> None:
     """The rotation's past days still `released` closed `skipped` (`day_ended`), each under
     its own precondition."""
     for snap in missed.ended:

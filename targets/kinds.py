@@ -14,8 +14,8 @@ from core.settings import PUBSUB
 from events.kind import EVENT_KIND
 from interactions.show import Shown, show_pending
 from messages.kind import MESSAGE_KIND
-from processor import one_pass
 from processor.abc import AnyKind
+from processor.one_pass import inline_pass
 from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
@@ -29,7 +29,7 @@ def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     if rt.settings.dispatch == PUBSUB and not dry_run:
         counts = publish_pass(rt, KINDS)
     else:
-        counts = one_pass.run_pass(rt, KINDS, dry_run=dry_run)
+        counts = inline_pass(rt, KINDS, dry_run=dry_run)
     if not dry_run:
         _show_pending_answers(rt, counts)
     return counts

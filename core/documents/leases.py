@@ -1,5 +1,6 @@
-"""A claim's `lease` on its subject (a message, a rotation), stored as a map in the subject's
-`lease` field: who holds the occurrence's send and until when, and which occurrence it is."""
+"""A claim's `lease` on its subject (a message, an event, a rotation), stored as a map in
+the subject's `lease` field: who holds the occurrence's send and until when, and which
+occurrence it is."""
 
 from __future__ import annotations
 

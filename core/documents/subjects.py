@@ -1,4 +1,4 @@
-"""What every subject a kind sends (a message, a rotation) stores alike: when it is next
+"""What every subject a kind sends (a message, an event, a rotation) stores alike: when it is next
 due, its lease while an occurrence is claimed, its last error, its policy for a send that
 cannot be verified, and the stamps of every write. The processor reads and writes these
 without knowing the kind."""
@@ -19,6 +19,8 @@ class SubjectField(enum.StrEnum):
     STATUS = "status"  # the collection's own status enum
     NEXT_RUN_AT = "next_run_at"  # when the due query finds it
     CHANNEL = "channel"  # where it posts: the due query's channel ranges go by it
+    USER = "user"  # the person it posts to (their DM), where it has one
+    CATEGORY = "category"  # what a send to a person is, for their gates (processor.gates)
     SHARD = "shard"  # which of the due scan's shards finds it (core.shards)
     LEASE = LEASE
     LAST_ERROR = "last_error"

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.messages import ONE_OFF, message
 from tests.fixtures.runtime import ROOT
@@ -54,7 +54,7 @@ def test_an_edit_moves_a_message_from_a_channel_to_a_person(api, db, slack, rt):
     assert moved[1]["user"] == "U0PERSON1" and "channel" not in moved[1]
     assert "channel" not in message(db, created["id"])
     rt.clock.set(message(db, created["id"])["next_run_at"])
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert [p.channel for p in slack.posts()] == [slack.dm_channel("U0PERSON1")]
 
 

@@ -12,7 +12,7 @@ import pytest
 from core.store import DELIVERIES
 from formatting.slack_text import to_slack
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.documents import update_times
@@ -148,7 +148,7 @@ def test_deliveries_list_every_outcome_newest_first(api, db, slack, rt, clock):
         rrule="FREQ=DAILY;BYHOUR=9;BYMINUTE=0",
         dtstart="2027-01-01T09:00",
     )
-    run_tick(rt, MESSAGE_KIND)  # delivers the T0 occurrence
+    run_kind(rt, MESSAGE_KIND)  # delivers the T0 occurrence
     ledger = db.collection(DELIVERIES)
     ledger.document(f"m:{mid}:older-skipped").set(
         {

@@ -14,7 +14,7 @@ from core.models import message_delivery_id
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -85,8 +85,8 @@ def test_a_created_one_off_is_sent_by_the_tick_once(api, db, slack, rt, clock):
     created = create(api, ONE_OFF)
     clock.set(T0 + timedelta(hours=3))
 
-    run_tick(rt, MESSAGE_KIND)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     [post] = slack.posts()
     assert (post.channel, post.text) == ("C0123ABCD", "Deploy at noon")
@@ -373,7 +373,7 @@ def test_a_schedule_edit_recomputes_next_run_at_from_now(api, db, clock):
 def test_rescheduling_a_rate_limited_retry_settles_the_old_occurrence(api, db, slack, rt, clock):
     created = create(api, {**ONE_OFF, "send_at": T0.isoformat()})
     slack.inject(Fault(kind="rate_limit", retry_after=600, times=1))
-    run_tick(rt, MESSAGE_KIND)  # released: waits for its retry of the T0 occurrence
+    run_kind(rt, MESSAGE_KIND)  # released: waits for its retry of the T0 occurrence
     old_entry = message_delivery_id(created["id"], T0)
     assert ledger(db)[old_entry]["status"] == "released"
     later = T0 + timedelta(hours=2)
@@ -386,7 +386,7 @@ def test_rescheduling_a_rate_limited_retry_settles_the_old_occurrence(api, db, s
     entry = ledger(db)[old_entry]
     assert (entry["status"], entry["reason"]) == ("skipped", "rescheduled")
     clock.set(later)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     [post] = slack.posts()
     assert post.delivery_id == message_delivery_id(created["id"], later)
     _, rows = call(api, "GET", f"/messages/{created['id']}/deliveries")
@@ -498,7 +498,7 @@ def test_editing_a_failed_message_re_arms_it(api, db, slack, rt, clock):
     assert edited["status"] == "pending"
     assert "last_error" not in edited
     assert edited["next_run_at"] == T0.isoformat()  # the schedule did not change
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     [post] = slack.posts()
     assert post.channel == "C0NEW0000"
 
@@ -529,7 +529,7 @@ def test_delete_cancels_softly_and_nothing_is_sent(api, db, slack, rt):
         True,
         2,
     )
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert slack.posts() == []
     assert ledger(db) == {}
     # Cancelling again changes nothing.
@@ -539,7 +539,7 @@ def test_delete_cancels_softly_and_nothing_is_sent(api, db, slack, rt):
 def test_cancelling_a_rate_limited_retry_settles_its_occurrence(api, db, slack, rt, clock):
     created = create(api, {**ONE_OFF, "send_at": T0.isoformat()})
     slack.inject(Fault(kind="rate_limit", retry_after=60, times=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     code, _ = call(api, "DELETE", f"/messages/{created['id']}")
 
@@ -547,7 +547,7 @@ def test_cancelling_a_rate_limited_retry_settles_its_occurrence(api, db, slack, 
     entry = ledger(db)[message_delivery_id(created["id"], T0)]
     assert (entry["status"], entry["reason"]) == ("skipped", "cancelled")
     clock.advance(timedelta(minutes=5))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert slack.posts() == []
 
 

@@ -15,7 +15,7 @@ from composer.routes import ROUTES
 from core.http import ErrorBody
 from core.store import MESSAGES, ROTATIONS
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.openapi import AUTH, CHECKS
@@ -162,7 +162,7 @@ def test_real_messages_answer_as_documented(checked: Any, rt: Any, db: Any) -> N
     )
     checked("POST", "/messages/{id}/pause", ident=series["id"])
     checked("POST", "/messages/{id}/resume", ident=series["id"])
-    run_tick(rt, MESSAGE_KIND)  # sends the one-off: a ledger entry, a sent record
+    run_kind(rt, MESSAGE_KIND)  # sends the one-off: a ledger entry, a sent record
     sent = checked("GET", "/messages/{id}", ident=one_off["id"])
     assert sent["status"] == "sent"
     whole(sent, db, MESSAGES)

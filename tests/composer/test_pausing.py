@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -27,7 +27,7 @@ def test_a_paused_series_is_never_sent_and_resumes_from_now(api, db, slack, rt, 
     assert call(api, "POST", f"/messages/{mid}/pause")[0] == 200
 
     clock.set(T0 + 3 * DAY + timedelta(hours=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert slack.posts() == []
     status, resumed = call(api, "POST", f"/messages/{mid}/resume")
 
@@ -36,7 +36,7 @@ def test_a_paused_series_is_never_sent_and_resumes_from_now(api, db, slack, rt, 
     assert message(db, mid)["next_run_at"] == T0 + 4 * DAY  # first at or after now
     assert ledger(db) == {}  # the paused days are neither sent nor recorded
     clock.set(T0 + 4 * DAY)
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
 
 def test_a_one_off_resumed_after_its_send_at_goes_out_now(api, db, slack, rt, clock):
@@ -47,7 +47,7 @@ def test_a_one_off_resumed_after_its_send_at_goes_out_now(api, db, slack, rt, cl
     call(api, "POST", f"/messages/{mid}/resume")
 
     assert message(db, mid)["next_run_at"] == clock.now()
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
 
 def test_pause_and_resume_refuse_the_wrong_status(api, db):

@@ -23,7 +23,7 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
@@ -80,7 +80,7 @@ def test_an_edit_racing_a_claim_lands_first_or_is_409_in_every_interleaving(
     # orchestrate ran every distinct interleaving of those turns, one round each.
     assert len(rounds.messages) == comb(sum(counts), counts[0])
     # A claim that lost to the edit is picked up by the next tick.
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     outcomes: Counter[int] = Counter()
     for mid in rounds.messages:
         status = edits[mid]
@@ -115,7 +115,7 @@ def test_a_cancel_racing_a_claim_either_stops_the_send_or_is_409(
 
     orchestrate(cancel, claim_and_send, name="edit")
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     for mid in rounds.messages:
         if cancels[mid] == 200:
             assert posted_texts(slack, mid) == []
@@ -153,14 +153,14 @@ def test_concurrent_edit_requests_and_ticks_never_lose_an_edit_or_send_twice(
     def tick_repeatedly() -> None:
         start.wait()
         for _ in range(3):
-            run_tick(ticker, MESSAGE_KIND)
+            run_kind(ticker, MESSAGE_KIND)
 
     threads = [threading.Thread(target=edit_all), threading.Thread(target=tick_repeatedly)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    run_tick(ticker, MESSAGE_KIND)  # whatever lost a claim to an edit goes out now
+    run_kind(ticker, MESSAGE_KIND)  # whatever lost a claim to an edit goes out now
 
     for mid in mids:
         n = int(mid.removeprefix("race-"))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -109,11 +109,11 @@ def test_the_history_lists_posted_and_skipped_days_newest_first(api, rt, clock, 
     # Monday is due at once (T0 is 10:00 in Berlin, after 09:30); Tuesday everyone is out.
     created = create(api, {**ROTATION, "skips": {"2027-01-05": [ALICE, BOB, CAROL]}})
     path = f"/rotations/{created['id']}/deliveries"
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
     clock.set(T0 + timedelta(days=1))
-    run_tick(rt, ROTATION_DAY_KIND)  # Tuesday: nobody
+    run_kind(rt, ROTATION_DAY_KIND)  # Tuesday: nobody
     clock.set(T0 + timedelta(days=3))  # nothing ran on Wednesday
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Thursday: Bob
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 1  # Thursday: Bob
 
     status, answer = call(api, "GET", path)
 
@@ -149,7 +149,7 @@ def test_a_new_rotation_has_an_empty_history_and_an_unknown_one_is_404(api):
 def test_the_history_of_one_rotation_leaves_out_the_others(api, rt, db):
     seed_rotation(db, "standup")
     seed_rotation(db, "other")
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 2
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 2
 
     _, answer = call(api, "GET", "/rotations/standup/deliveries")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
 from tests.fixtures.rotations import ROTATION, create
@@ -23,7 +23,7 @@ def test_each_day_posts_what_the_preview_showed(api, rt, clock, slack):
         assert status == 200, answer
         previewed.append(answer)
         clock.set(max(clock.now(), due_of(answer)))
-        counts = run_tick(rt, ROTATION_DAY_KIND)
+        counts = run_kind(rt, ROTATION_DAY_KIND)
         assert counts["sent"] == 1, counts
         clock.advance(timedelta(hours=1))
 
@@ -40,12 +40,12 @@ def test_each_day_posts_what_the_preview_showed(api, rt, clock, slack):
 def test_after_a_members_edit_the_next_post_is_who_the_preview_named(api, rt, clock, slack):
     created = create(api, ROTATION)
     path = f"/rotations/{created['id']}"
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: A; B is next
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: A; B is next
 
     status, _ = call(api, "PUT", path, {"members": [A, C, "U04DDDDDD"]})  # B leaves
     answer = call(api, "POST", f"{path}/preview?count=1")[1]
     clock.set(due_of(answer))
-    run_tick(rt, ROTATION_DAY_KIND)
+    run_kind(rt, ROTATION_DAY_KIND)
 
     assert status == 200
     assert answer["turns"][0]["member"] == C

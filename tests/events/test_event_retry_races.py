@@ -13,9 +13,9 @@ from core.models import event_id
 from core.store import DELIVERIES, EVENTS
 from emulator.slack_standin import Fault
 from events.kind import EVENT_KIND
-from processor.deliver import deliver_one
 from processor.outcome import Result
 from tests.fixtures.api import call
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.people import opt_out, seed_category
 from tests.fixtures.runtime import make_runtime
 from tests.support.interleave import orchestrate

@@ -12,7 +12,7 @@ from google.cloud import firestore
 from core.clock import FixedClock
 from core.runtime import Runtime
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.interactions import SECRET
 from tests.fixtures.messages import seed_message
 from tests.fixtures.runtime import MAIN, make_runtime
@@ -53,7 +53,7 @@ def posted(rt: Runtime, db: firestore.Client, slack: Any) -> Any:
 
     def send(**fields: Any) -> Any:
         seed_message(db, actions=ACTIONS, **fields)
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
         (post,) = [p for p in slack.posts() if p.blocks and p.blocks[-1]["type"] == "actions"]
         return post
 

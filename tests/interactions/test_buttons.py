@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call, fields_of
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import ONE_OFF
@@ -31,7 +31,7 @@ def test_a_message_with_actions_is_posted_with_one_button_per_action(api, rt, db
     assert status == 201, created
     assert created["actions"] == ACTIONS
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     (post,) = slack.posts()
     buttons = _buttons(post.blocks)

@@ -15,7 +15,7 @@ from werkzeug.serving import make_server
 
 from emulator.run_local import examples, replay_hint, seed
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import SECRET
@@ -46,7 +46,7 @@ def test_make_runs_example_buttons_answer_a_replayed_click(live_interactions, rt
     actions = examples(T0, CHANNEL)["example-buttons"].to_document()["actions"]
     assert [a["id"] for a in actions] == ["done", "not-yet"]
     seed(db, CHANNEL, T0)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     _control(slack, "interactivity", {"url": live_interactions, "signing_secret": SECRET})
 
     first = _control(slack, "click", {"action_id": "done", "user": "U0DEMOANA"})
@@ -63,7 +63,7 @@ def test_make_runs_example_buttons_answer_a_replayed_click(live_interactions, rt
 
 def test_a_click_signed_with_another_secret_is_refused(live_interactions, rt, db, slack):
     seed(db, CHANNEL, T0)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     slack.set_interactivity(live_interactions, "not-the-apps-secret")
 
     assert slack.click("done", "U0DEMOANA") == 401

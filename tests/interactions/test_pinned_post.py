@@ -14,7 +14,7 @@ from google.cloud import firestore
 
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from targets.kinds import run_pass
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -123,12 +123,12 @@ def test_a_send_retried_after_an_edit_pins_what_the_retry_posted(rt, clicks, db,
     seeded: dict[str, Any] = {**DAILY, "actions": [{"id": "done", "label": "Done"}]}
     slack.inject(Fault(kind="rate_limit", retry_after=60, times=1))
     message_id = seed_message(db, **seeded)
-    run_tick(rt, MESSAGE_KIND)  # released: the same occurrence is claimed again later
+    run_kind(rt, MESSAGE_KIND)  # released: the same occurrence is claimed again later
     assert slack.posts() == []
     _put(api, message_id, {"text": "Deploy *now*?", "one_answer": True})
 
     clock.set(T0 + timedelta(minutes=2))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     (post,) = slack.posts()
     entry = db.collection("deliveries").document(post.delivery_id).get().to_dict()
     assert (entry["post"]["text"], entry["one_answer"]) == (post.text, True)
@@ -180,9 +180,9 @@ def test_a_post_that_reconciliation_found_in_history_keeps_what_it_was(
     seeded: dict[str, Any] = DAILY | {"actions": [{"id": "done", "label": "Done"}]}
     message_id = seed_message(db, one_answer=True, **seeded)
     slack.inject(Fault(kind="drop_after_receipt", times=1))
-    assert run_tick(rt, MESSAGE_KIND)["ambiguous"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["ambiguous"] == 1
     clock.advance(timedelta(seconds=301))  # past the lease: reconciliation reads history
-    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["reconciled"] == 1
     (post,) = slack.posts()
     _put(api, message_id, {"text": "Rewritten", "one_answer": False})
 

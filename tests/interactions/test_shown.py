@@ -11,7 +11,7 @@ from typing import Any
 from emulator.slack_clicks import click_payload, form_body
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import buttons, click, send
@@ -95,7 +95,7 @@ def test_a_429_from_chat_update_holds_every_update_until_its_retry_after(clicks,
     it ends; then every answer is shown."""
     for channel in ("C0123ABCD", "C0OTHER01"):
         seed_message(db, channel=channel, actions=ACTIONS)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     posts = slack.posts()
     slack.inject(Fault(kind="error", code="internal_error", method="chat.update"))
     for post in posts:  # both answers recorded, neither shown

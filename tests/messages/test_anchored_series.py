@@ -19,7 +19,7 @@ from core.anchor import Anchor
 from core.rules import evaluate
 from core.schedule import catch_up, recurrence_from_fields, to_utc
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
@@ -72,7 +72,7 @@ def test_an_old_minutely_series_is_claimed_and_finalized_with_bounded_work(
     for minute in range(4):
         rt.clock.set(T0 + timedelta(minutes=minute))
         generated["raw"] = 0
-        assert run_tick(rt, MESSAGE_KIND)["advanced"] == 1
+        assert run_kind(rt, MESSAGE_KIND)["advanced"] == 1
         # Claim and finalize, each a search: a few days of minutes, not 90 days' 129,600.
         assert generated["raw"] <= 2 * SEARCH_WORK < age / timedelta(minutes=1)
         doc = message(db, mid)
@@ -90,14 +90,14 @@ def test_a_count_series_restarted_from_its_anchor_ends_exactly_at_its_count(
     for minute in range(3):
         rt.clock.set(T0 + timedelta(minutes=minute))
         generated["raw"] = 0
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
         if minute:
             assert generated["raw"] <= 2 * SEARCH_WORK  # from the anchor
     doc = message(db, mid)
     assert doc["status"] == "completed"
 
     rt.clock.set(T0 + timedelta(minutes=3))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 0
     assert len(slack.posts()) == 3
 
 
@@ -114,7 +114,7 @@ def test_an_anchor_of_another_rule_is_not_used(rt, db, slack):
         },
     )
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     doc = message(db, mid)
     assert doc["next_run_at"] == T0 + timedelta(minutes=30)
@@ -135,7 +135,7 @@ def test_an_api_edit_of_the_rule_drops_the_anchor(api, rt, db):
         },
     )
     assert status == 201
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert "anchor" in message(db, created["id"])
 
     status, edited = call(

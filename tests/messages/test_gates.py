@@ -13,10 +13,10 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES, PEOPLE
 from messages.kind import MESSAGE_KIND
-from processor.deliver import deliver_one
 from targets.kinds import run_pass
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message
 from tests.fixtures.people import (

@@ -18,10 +18,10 @@ from core.models import message_delivery_id
 from core.store import MESSAGES, PEOPLE
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.deliver import deliver_one
 from targets.kinds import run_pass
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.people import PERSON, opt_out, person_doc, seed_category, to_person
 from tests.fixtures.runtime import make_runtime

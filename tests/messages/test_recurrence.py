@@ -17,10 +17,10 @@ from core.store import DELIVERIES, MESSAGES
 from emulator.slack_standin import Fault
 from messages.claim import planned_occurrence
 from messages.kind import MESSAGE_KIND
-from processor.deliver import deliver_one
+from processor.kind_pass import run_kind
 from processor.outcome import Result
-from processor.tick import run_tick
 from tests.fixtures.clock import T0, utc
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message, seed_series
 from tests.fixtures.runtime import make_runtime
@@ -89,7 +89,7 @@ def test_daily_series_walk_a_new_york_transition_posting_once_a_day(
     # override, as POST {"now": ...} runs it.
     instant = walk_from
     while instant < walk_from + timedelta(days=4):
-        run_tick(rt.with_clock(FixedClock(instant)), MESSAGE_KIND)
+        run_kind(rt.with_clock(FixedClock(instant)), MESSAGE_KIND)
         instant += timedelta(minutes=30)
 
     posted = [p.delivery_id for p in slack.posts()]
@@ -113,7 +113,7 @@ def test_after_downtime_only_the_most_recent_occurrence_is_sent_the_rest_recorde
     mid = seed_series(db, T0 - timedelta(days=3))  # due Friday; we were down until Monday
     rt.clock.set(T0 + timedelta(minutes=10))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["claimed"]) == (1, 1)
     [post] = slack.posts()
@@ -136,7 +136,7 @@ def test_after_downtime_only_the_most_recent_occurrence_is_sent_the_rest_recorde
     # No burst: the next ticks send nothing until the next occurrence.
     for minutes in (11, 30, 60 * 23):
         rt.clock.set(T0 + timedelta(minutes=minutes))
-        assert run_tick(rt, MESSAGE_KIND)["sent"] == 0
+        assert run_kind(rt, MESSAGE_KIND)["sent"] == 0
     assert len(slack.posts()) == 1
 
 
@@ -144,7 +144,7 @@ def test_when_even_the_most_recent_occurrence_is_past_grace_nothing_is_sent(rt, 
     mid = seed_series(db, T0 - timedelta(days=1), misfire_grace_seconds=600)
     rt.clock.set(T0 + timedelta(minutes=11))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["claimed"], summary["skipped"]) == (0, 0, 1)
     assert slack.posts() == []
@@ -157,14 +157,14 @@ def test_when_even_the_most_recent_occurrence_is_past_grace_nothing_is_sent(rt, 
     assert doc["missed_count"] == 2
 
     rt.clock.set(T0 + timedelta(days=1))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1  # the series goes on at its next occurrence
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1  # the series goes on at its next occurrence
 
 
 def test_a_series_that_ends_while_down_completes_without_sending(rt, db, slack):
     mid = seed_series(db, T0 - timedelta(days=2), rrule="FREQ=DAILY;UNTIL=20270103T090000Z")
     rt.clock.set(T0 + timedelta(days=1))
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert slack.posts() == []
     assert message(db, mid)["status"] == "completed"
@@ -175,7 +175,7 @@ def test_a_week_of_missed_minutes_writes_a_bounded_batch_that_accounts_for_all(r
     start = T0 - timedelta(days=7)
     mid = seed_series(db, start, rrule="FREQ=MINUTELY", dtstart="2026-12-28T09:00")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 1
     [post] = slack.posts()
@@ -189,7 +189,7 @@ def test_a_week_of_missed_minutes_writes_a_bounded_batch_that_accounts_for_all(r
     assert message(db, mid)["missed_count"] == 7 * 24 * 60
 
     rt.clock.advance(timedelta(seconds=59))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 0
 
 
 def test_two_workers_catching_up_one_series_send_once_and_record_the_misses_once(
@@ -219,7 +219,7 @@ def test_an_occurrence_recorded_before_does_not_block_the_catch_up(rt, db, slack
         {"message_id": mid, "occurrence_at": T0 - timedelta(days=1), "status": "sent"}
     )
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert [p.delivery_id for p in slack.posts()] == [message_delivery_id(mid, T0)]
     assert ledger(db)[earlier]["status"] == "sent"
@@ -229,10 +229,10 @@ def test_an_occurrence_recorded_before_does_not_block_the_catch_up(rt, db, slack
 def test_a_released_retry_is_delivered_late_not_treated_as_a_misfire(rt, db, slack):
     mid = seed_series(db, T0)
     slack.inject(Fault(kind="rate_limit", retry_after=7200, times=1))  # beyond the grace
-    assert run_tick(rt, MESSAGE_KIND)["released"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["released"] == 1
 
     rt.clock.advance(timedelta(hours=2))
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 1
     [post] = slack.posts()
@@ -245,7 +245,7 @@ def test_a_released_retry_is_delivered_late_not_treated_as_a_misfire(rt, db, sla
 def test_a_late_one_off_is_sent_and_its_lateness_recorded(rt, db, slack):
     mid = seed_message(db, send_at=T0 - timedelta(hours=3), next_run_at=T0 - timedelta(hours=3))
 
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
     entry = ledger(db)[message_delivery_id(mid, T0 - timedelta(hours=3))]
     assert (entry["status"], entry["late_seconds"]) == ("sent", 3 * 3600)
@@ -256,7 +256,7 @@ def test_a_one_off_past_expires_at_fails_expired_and_is_never_sent(rt, db, slack
     mid = seed_message(db, send_at=due, next_run_at=due, expires_at=T0 - timedelta(hours=1))
     fresh = seed_message(db, expires_at=T0 + timedelta(minutes=5))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["failed"]) == (1, 1)
     assert [p.delivery_id for p in slack.posts()] == [message_delivery_id(fresh, T0)]
@@ -265,14 +265,14 @@ def test_a_one_off_past_expires_at_fails_expired_and_is_never_sent(rt, db, slack
     entry = ledger(db)[message_delivery_id(mid, due)]
     assert (entry["status"], entry["error"]["code"]) == ("failed", "expired")
     rt.clock.advance(timedelta(minutes=1))
-    assert run_tick(rt, MESSAGE_KIND)["due"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["due"] == 0
 
 
 def test_a_paused_series_is_never_claimed_and_resumes_without_the_missed_ones(rt, db, slack):
     mid = seed_series(db, T0, status="paused")
     for day in range(3):
         rt.clock.set(T0 + timedelta(days=day, minutes=1))
-        assert run_tick(rt, MESSAGE_KIND)["due"] == 0
+        assert run_kind(rt, MESSAGE_KIND)["due"] == 0
 
     # Resumed on Wednesday at 09:30 (what the API's resume does with the library call).
     now = T0 + timedelta(days=2, minutes=30)
@@ -281,9 +281,9 @@ def test_a_paused_series_is_never_claimed_and_resumes_without_the_missed_ones(rt
     assert next_run == T0 + timedelta(days=3)
     db.collection(MESSAGES).document(mid).update({"status": "recurring", "next_run_at": next_run})
     rt.clock.set(now)
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 0
     rt.clock.set(next_run)
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
     assert [p.delivery_id for p in slack.posts()] == [message_delivery_id(mid, next_run)]
     assert skipped(db) == {}
@@ -300,7 +300,7 @@ def test_a_working_day_series_skips_a_regional_holiday(rt, db, slack):
     )
     for day in (1, 2, 3):
         rt.clock.set(T0 + timedelta(days=day))
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
 
     assert [p.delivery_id for p in slack.posts()] == [
         message_delivery_id(mid, T0 + timedelta(days=1)),
@@ -323,7 +323,7 @@ def test_a_working_day_series_skips_a_regional_holiday(rt, db, slack):
 def test_bad_time_fields_fail_the_document_with_a_code(rt, db, slack, fields, code):
     mid = seed_series(db, T0, **fields)
 
-    assert run_tick(rt, MESSAGE_KIND)["failed"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["failed"] == 1
 
     assert message(db, mid)["last_error"]["code"] == code
     assert slack.posts() == []

@@ -13,8 +13,8 @@ import pytest
 from core.models import message_delivery_id
 from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
-from processor.deliver import deliver_one
 from tests.fixtures.clock import T0
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime

@@ -17,9 +17,9 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.claim import claim_occurrence
+from processor.kind_pass import run_kind
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
-from processor.tick import run_tick
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -47,7 +47,7 @@ def test_an_overlapping_pass_keeps_a_channels_pace_behind_another_workers_post(
 
     # worker-b knows nothing of the channel: its claim of m2 meets worker-a's slot and fails
     # whole; it reads the slot and claims m2 again at the slot's time.
-    summary = run_tick(second, MESSAGE_KIND)
+    summary = run_kind(second, MESSAGE_KIND)
 
     assert (summary["sent"], summary["errors"]) == (2, 0)
     assert message(db, other)["status"] == "sent"  # the other channel went out at once
@@ -109,14 +109,14 @@ def test_a_claim_late_in_a_minute_holds_the_channel_into_the_next(settings, db, 
     second = make_runtime(settings, db, clock, "worker-b")
     clock.advance(timedelta(seconds=59, milliseconds=500))  # 09:00:59.5
     m1 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
-    assert run_tick(first, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(first, MESSAGE_KIND)["sent"] == 1
     assert _slot(db, CHANNEL, clock.now()).exists
     assert _slot(db, CHANNEL, clock.now() + timedelta(seconds=1)).exists  # 09:01's slot too
 
     clock.advance(timedelta(milliseconds=700))  # 09:01:00.2: a new minute, 0.7 s later
     m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
     # worker-b's create() of 09:01's slot meets worker-a's; it reads it and keeps the pace.
-    assert run_tick(second, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(second, MESSAGE_KIND)["sent"] == 1
 
     posts = [p for p in slack.posts() if p.channel == CHANNEL]
     assert [p.delivery_id for p in posts] == [
@@ -134,11 +134,11 @@ def test_a_pass_that_meets_no_other_worker_reads_no_slots(settings, db, slack, c
     channels = ("C0PACED01", "C0PACED02", "C0PACED03")
     for channel in channels:
         seed_message(db, channel=channel)
-    first = run_tick(rt, MESSAGE_KIND)  # each channel's first post this minute: its slot is created
+    first = run_kind(rt, MESSAGE_KIND)  # each channel's first post this minute: its slot is created
     for channel in channels:
         seed_message(db, channel=channel)
     clock.advance(timedelta(seconds=1))
-    second = run_tick(
+    second = run_kind(
         rt, MESSAGE_KIND
     )  # a warm worker's next pass: conditioned on the slots it wrote
 
@@ -149,7 +149,7 @@ def test_a_pass_that_meets_no_other_worker_reads_no_slots(settings, db, slack, c
 
 def test_slots_expire_a_day_after_they_were_written(settings, db, slack, clock):
     seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
+    assert run_kind(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
 
     slot = _slot(db, CHANNEL, T0).to_dict() or {}
     assert slot["expires_at"] == T0 + KEEP
@@ -163,13 +163,13 @@ def test_a_fresh_worker_meeting_a_slot_of_this_minute_still_posts_in_its_pass(
     settings, db, slack, clock
 ):
     m1 = seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
+    assert run_kind(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     clock.advance(timedelta(seconds=5))  # worker-a is gone; its slot of 09:00 stays
     m2 = seed_message(db, channel=CHANNEL, next_run_at=clock.now())
 
     # The fresh worker's first claim in the channel is a create(), which meets worker-a's
     # slot and fails whole; the pass reads the slot and claims again, conditioned on it.
-    summary = run_tick(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
+    summary = run_kind(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
 
     assert (summary["sent"], summary["errors"]) == (1, 0)
     assert [p.delivery_id for p in slack.posts() if p.channel == CHANNEL] == [
@@ -182,12 +182,12 @@ def test_a_worker_that_posted_its_last_message_in_a_channel_does_not_hold_it(
     settings, db, slack, clock
 ):
     m1 = seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
+    assert run_kind(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     m2 = seed_message(db, channel=CHANNEL)
 
     # worker-a's pass is over; worker-b keeps only the pace, not away: a second after m1's
     # claim, and the handover margin for the other worker's claim commit.
-    summary = run_tick(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
+    summary = run_kind(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
 
     assert summary["sent"] == 1
     posts = [p for p in slack.posts() if p.channel == CHANNEL]
@@ -216,7 +216,7 @@ def test_a_rotation_meeting_another_workers_slot_posts_at_the_slots_time(
     settings, db, slack, clock
 ):
     seed_message(db, channel=CHANNEL)
-    assert run_tick(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
+    assert run_kind(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)["sent"] == 1
     seed_rotation(db, channel=CHANNEL)
 
     # worker-b's claim of the day create()s this minute's slot, meets worker-a's, reads it

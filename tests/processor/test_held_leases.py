@@ -17,8 +17,8 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.fail_held import FailHeldRefused, fail_held
+from processor.kind_pass import run_kind
 from processor.one_pass import until_idle
-from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import KINDS, run_pass
 from targets.operator import main
@@ -122,7 +122,7 @@ def test_held_leases_leave_the_head_of_the_page_and_are_alerted_once(settings, d
     past_lease(rt)
 
     for _ in range(3):  # two expired leases a page: the held ones first
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
         rt.clock.advance(timedelta(seconds=1))
 
     [good_entry] = [v for k, v in ledger(db).items() if k.startswith(f"m:{good}:")]
@@ -132,7 +132,7 @@ def test_held_leases_leave_the_head_of_the_page_and_are_alerted_once(settings, d
         lease = message(db, mid)["lease"]
         assert lease["expires_at"] > rt.clock.now() and "held_code" in lease
     rt.clock.advance(timedelta(minutes=20))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert len(alerts(slack)) == 3
 
     # A person ends them: nothing is posted, the ledger keeps what it says.
@@ -202,7 +202,7 @@ def test_history_unreadable_for_an_hour_is_escalated_once(settings, db, slack, c
     past_lease(rt)
 
     for _ in range(30):  # two and a half hours of passes, every five minutes
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
         rt.clock.advance(timedelta(minutes=5))
 
     [alert] = alerts(slack)

@@ -22,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 from core.models import message_delivery_id
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
@@ -65,7 +65,7 @@ CASES = {
 def run_until_settled(rt, db, mid: str) -> int:
     """Minutely passes until the message leaves pending/sending; how many it took."""
     for passes in range(1, MAX_PASSES + 1):
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
         if message(db, mid)["status"] not in ("pending", "sending"):
             return passes
         rt.clock.advance(timedelta(minutes=1))
@@ -117,13 +117,13 @@ def test_bot_removed_after_an_ambiguous_post_is_held_or_escalated_never_resent(
 ):
     mid = seed_message(db, channel=CHANNEL, on_ambiguous=policy)
     slack.inject(error_fault("fatal_error", after_post=True))
-    run_tick(rt, MESSAGE_KIND)  # the post landed, Slack answered fatal_error: ambiguous
+    run_kind(rt, MESSAGE_KIND)  # the post landed, Slack answered fatal_error: ambiguous
     slack.set_channel(CHANNEL, member=False)  # then the bot is removed from the channel
 
     run_until_settled(rt, db, mid)
     for _ in range(5):  # and nothing changes on later passes
         rt.clock.advance(timedelta(hours=1))
-        run_tick(rt, MESSAGE_KIND)
+        run_kind(rt, MESSAGE_KIND)
 
     assert [p.delivery_id for p in slack.posts() if p.channel == CHANNEL] == [
         message_delivery_id(mid, T0)

@@ -12,7 +12,7 @@ from itertools import pairwise
 from core.slack import SlackTransport
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime
@@ -30,7 +30,7 @@ def test_a_burst_to_one_channel_is_paced_at_one_post_per_second(rt, db, slack):
         seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n))
     seed_message(db, channel="C0OTHER01")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 6
     assert rt.clock.slept == [1.0, 1.0, 1.0, 1.0]  # the other channel never waited
@@ -43,12 +43,12 @@ def test_what_does_not_fit_the_budget_is_left_for_the_next_pass(settings, db, sl
     rt = make_runtime(replace(settings, tick_budget_seconds=2), db, clock, "worker-a")
     ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=5 - n)) for n in range(5)]
 
-    first = run_tick(rt, MESSAGE_KIND)
+    first = run_kind(rt, MESSAGE_KIND)
 
     assert (first["sent"], first["deferred"], first["claimed"]) == (3, 2, 3)
     assert [message(db, i)["status"] for i in ids] == ["sent"] * 3 + ["pending"] * 2
     clock.advance(timedelta(minutes=1))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 2
     assert len(slack.posts()) == 5
 
 
@@ -57,9 +57,9 @@ def test_a_429_storm_is_waited_out_and_sent_once(rt, db, slack):
     slack.inject(Fault(kind="rate_limit", retry_after=5, times=3))
 
     for _ in range(3):
-        assert run_tick(rt, MESSAGE_KIND)["released"] == 1
+        assert run_kind(rt, MESSAGE_KIND)["released"] == 1
         rt.clock.advance(timedelta(seconds=5))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
     assert len(slack.posts()) == 1
     assert message(db, mid)["status"] == "sent"
@@ -73,17 +73,17 @@ def test_a_429_holds_its_channel_until_its_retry_after_in_this_pass_and_the_next
     other = seed_message(db, channel="C0OTHER01")
     slack.inject(Fault(kind="rate_limit", channel="C0123ABCD", retry_after=60, times=1))
 
-    first = run_tick(rt, MESSAGE_KIND)
+    first = run_kind(rt, MESSAGE_KIND)
 
     assert (first["released"], first["deferred"], first["sent"]) == (1, 2, 1)
     assert message(db, other)["status"] == "sent"
     assert slack.calls("chat.postMessage") == 2  # the 429, and the other channel's post
     rt.clock.advance(timedelta(seconds=5))
-    assert run_tick(rt, MESSAGE_KIND)["claimed"] == 0  # 55 s to go: beyond the budget
+    assert run_kind(rt, MESSAGE_KIND)["claimed"] == 0  # 55 s to go: beyond the budget
     assert slack.calls("chat.postMessage") == 2
     rt.clock.advance(timedelta(seconds=55))
 
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 3
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 3
     assert [message(db, i)["status"] for i in ids] == ["sent"] * 3
     assert len(slack.posts()) == 4
 
@@ -99,12 +99,12 @@ def test_a_429_in_a_persons_dm_holds_the_rest_of_their_lane_unclaimed(rt, db, sl
     ]
     slack.inject(Fault(kind="rate_limit", channel=slack.dm_channel(user), retry_after=60, times=1))
 
-    first = run_tick(rt, MESSAGE_KIND)
+    first = run_kind(rt, MESSAGE_KIND)
 
     assert (first["released"], first["deferred"], first["claimed"]) == (1, 2, 1)
     assert [message(db, i).get("last_error") is None for i in ids] == [False, True, True]
     rt.clock.advance(timedelta(seconds=60))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 3
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 3
     assert slack.calls("chat.postMessage") == 4  # the 429, then each once
 
 
@@ -129,7 +129,7 @@ def test_a_slow_post_does_not_bring_the_next_one_in_its_channel_closer_than_a_se
     seed_message(db, next_run_at=T0 - timedelta(minutes=2))
     seed_message(db, next_run_at=T0 - timedelta(minutes=1))
 
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 2
 
     # Paced from when Slack answered the first post, not from when it was sent.
     assert gaps_per_channel(slack)["C0123ABCD"] == [Decimal("1")]

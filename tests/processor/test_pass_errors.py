@@ -13,8 +13,8 @@ from google.api_core.exceptions import ServiceUnavailable
 
 from core.queues import Queue
 from messages.kind import MESSAGE_KIND
+from processor.kind_pass import run_kind
 from processor.pacing import ChannelPacer
-from processor.tick import run_tick
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
 
@@ -60,7 +60,7 @@ def test_a_failure_inside_a_page_records_the_posts_in_flight_and_ends_the_pass(
     ids = [seed_message(db, f"m-{n:02d}", channel=f"C0PAGE{n:03d}") for n in range(40)]
     fail_once(monkeypatch, ChannelPacer, "acquire", on_call=35, exc=RuntimeError("injected"))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     # The 35th lane was not begun; the 34 begun before it were awaited and recorded.
     assert (summary["sent"], summary["errors"]) == (34, 1)
@@ -71,7 +71,7 @@ def test_a_failure_inside_a_page_records_the_posts_in_flight_and_ends_the_pass(
     assert (line["error_code"], line["collection"]) == ("RuntimeError", "scheduled_messages")
 
     monkeypatch.undo()
-    again = run_tick(rt, MESSAGE_KIND)
+    again = run_kind(rt, MESSAGE_KIND)
 
     assert again["sent"] == statuses.count("pending")
     assert len(slack.posts()) == len(ids)
@@ -84,7 +84,7 @@ def test_the_expired_lease_query_failing_does_not_keep_the_pass_from_what_is_due
     due = seed_message(db)
     fail_once(monkeypatch, Queue, "expired")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["errors"]) == (1, 1)
     assert message(db, due)["status"] == "sent"

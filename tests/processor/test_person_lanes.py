@@ -11,7 +11,7 @@ from typing import Any
 from core.settings import Settings
 from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.people import PERSON, to_person
@@ -30,7 +30,7 @@ def test_a_null_channel_is_paced_in_the_persons_lane(rt, db, slack):
     to_person(db, None, next_run_at=T0 - timedelta(minutes=1), text="first")
     with_null_channel(db, text="second")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 2
     first, second = sorted(slack.posts(), key=lambda post: Decimal(post.ts))

@@ -12,7 +12,7 @@ from core.models import message_delivery_id
 from core.store import DELIVERIES, MESSAGES
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
@@ -21,7 +21,7 @@ from tests.fixtures.messages import message, seed_message
 def test_due_one_off_is_sent_once_with_its_delivery_id(rt, db, slack):
     mid = seed_message(db, text="Release at *noon*")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["claimed"], summary["failed"]) == (1, 1, 0)
     delivery_id = message_delivery_id(mid, T0)
@@ -49,10 +49,10 @@ def test_due_one_off_is_sent_once_with_its_delivery_id(rt, db, slack):
 
 def test_second_tick_sends_nothing_more(rt, db, slack):
     seed_message(db)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     rt.clock.advance(timedelta(minutes=1))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 0
     assert len(slack.posts()) == 1
@@ -63,7 +63,7 @@ def test_not_due_and_not_waiting_messages_are_left_alone(rt, db, slack):
     paused = seed_message(db, status="paused")
     cancelled = seed_message(db, status="cancelled")
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["due"] == 0
     assert slack.posts() == []
@@ -75,7 +75,7 @@ def test_not_due_and_not_waiting_messages_are_left_alone(rt, db, slack):
 def test_deleted_message_is_never_sent_and_leaves_the_due_queue(rt, db, slack):
     mid = seed_message(db, deleted=True)
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["skipped"] == 1
     assert slack.posts() == []
@@ -94,7 +94,7 @@ def test_recurring_series_advances_from_its_anchor_then_completes(rt, db, slack)
         next_run_at=T0,
     )
 
-    first = run_tick(rt, MESSAGE_KIND)
+    first = run_kind(rt, MESSAGE_KIND)
     doc = message(db, mid)
     assert (first["sent"], first["advanced"]) == (1, 1)
     assert doc["status"] == "recurring"
@@ -102,7 +102,7 @@ def test_recurring_series_advances_from_its_anchor_then_completes(rt, db, slack)
 
     # A late tick delivers the due occurrence; the next one still comes from the anchor.
     rt.clock.set(T0 + timedelta(days=1, minutes=17))
-    second = run_tick(rt, MESSAGE_KIND)
+    second = run_kind(rt, MESSAGE_KIND)
     assert (second["sent"], second["completed"]) == (1, 1)
     assert message(db, mid)["status"] == "completed"
     assert sorted(ledger(db)) == [
@@ -119,7 +119,7 @@ def test_definitive_slack_error_fails_the_message_with_its_code(rt, db, slack, c
     mid = seed_message(db)
     slack.inject(Fault(kind="error", code=code))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["failed"] == 1
     doc = message(db, mid)
@@ -135,7 +135,7 @@ def test_rate_limit_releases_then_the_same_ledger_entry_is_claimed_again(rt, db,
     mid = seed_message(db)
     slack.inject(Fault(kind="rate_limit", retry_after=30, times=1))
 
-    first = run_tick(rt, MESSAGE_KIND)
+    first = run_kind(rt, MESSAGE_KIND)
 
     assert (first["released"], first["failed"], first["sent"]) == (1, 0, 0)
     doc = message(db, mid)
@@ -146,9 +146,9 @@ def test_rate_limit_releases_then_the_same_ledger_entry_is_claimed_again(rt, db,
     assert ledger(db)[delivery_id]["status"] == "released"
 
     rt.clock.advance(timedelta(seconds=29))
-    assert run_tick(rt, MESSAGE_KIND)["due"] == 0  # Retry-After is honoured
+    assert run_kind(rt, MESSAGE_KIND)["due"] == 0  # Retry-After is honoured
     rt.clock.advance(timedelta(seconds=1))
-    second = run_tick(rt, MESSAGE_KIND)
+    second = run_kind(rt, MESSAGE_KIND)
 
     assert second["sent"] == 1
     [post] = slack.posts()
@@ -172,7 +172,7 @@ def test_ambiguous_outcome_keeps_the_claim_and_never_resends(rt, db, slack, faul
     mid = seed_message(db)
     slack.inject(fault)
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["ambiguous"], summary["sent"], summary["failed"]) == (1, 0, 0)
     doc = message(db, mid)
@@ -186,7 +186,7 @@ def test_ambiguous_outcome_keeps_the_claim_and_never_resends(rt, db, slack, faul
     assert entry["error"]["code"] == code
     slack.clear_faults()
     rt.clock.advance(timedelta(minutes=1))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 0
     assert len(slack.posts()) == posted  # Slack's copy (if any) is the only one
 
 
@@ -209,7 +209,7 @@ def test_bad_document_fails_with_a_code_and_the_tick_goes_on(rt, db, slack, fiel
     bad = seed_message(db, next_run_at=T0 - timedelta(minutes=1), **fields)
     good = seed_message(db)
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["failed"], summary["sent"]) == (1, 1)
     doc = message(db, bad)
@@ -223,7 +223,7 @@ def test_a_tick_takes_at_most_tick_limit_messages_oldest_first(rt, db, slack):
     ids = [seed_message(db, next_run_at=T0 - timedelta(minutes=i)) for i in range(5)]
     rt = replace(rt, settings=replace(rt.settings, tick_limit=3))
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["due"], summary["sent"]) == (3, 3)
     oldest_first = [message_delivery_id(i, T0 - timedelta(minutes=n)) for n, i in enumerate(ids)]
@@ -237,7 +237,7 @@ def test_message_whose_ledger_says_sent_is_repaired_not_resent(rt, db, slack):
         {"message_id": mid, "occurrence_at": T0, "status": "sent", "slack_ts": "1.1"}
     )
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["duplicates"]) == (0, 1)
     assert slack.posts() == []
@@ -248,7 +248,7 @@ def test_dry_run_reports_previews_and_writes_nothing(rt, db, slack):
     mid = seed_message(db, text="Hi <!channel> & team")
     before = {d.id: d.update_time for d in db.collection(MESSAGES).stream()}
 
-    summary = run_tick(rt, MESSAGE_KIND, dry_run=True)
+    summary = run_kind(rt, MESSAGE_KIND, dry_run=True)
 
     assert summary["dry_run"] is True
     assert summary["sent"] == 0
@@ -271,7 +271,7 @@ def test_one_json_log_line_per_delivery_outcome(rt, db, slack, capsys):
     failed = seed_message(db, channel="C0FAILING1")
     slack.inject(Fault(kind="error", code="channel_not_found", channel="C0FAILING1"))
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     outcomes = {line["message_id"]: line for line in lines if "delivery_id" in line}

@@ -15,11 +15,11 @@ from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.claim import claim_occurrence
-from processor.deliver import deliver_one
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
 from tests.fixtures.clock import T0
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime

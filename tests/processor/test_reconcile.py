@@ -17,9 +17,9 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.finalize import finalize
+from processor.kind_pass import run_kind
 from processor.outcome import Result
 from processor.reconcile import backoff
-from processor.tick import run_tick
 from tests.fixtures.clock import T0, past_lease
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
@@ -39,14 +39,14 @@ def entry(db, mid, occurrence=T0):
 def test_an_ambiguous_send_that_reached_slack_is_finalized_from_history(rt, db, slack, fault):
     mid = seed_message(db)
     slack.inject(Fault(**{**fault.__dict__, "times": 1}))
-    assert run_tick(rt, MESSAGE_KIND)["ambiguous"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["ambiguous"] == 1
 
     rt.clock.advance(timedelta(seconds=299))
     assert (
-        run_tick(rt, MESSAGE_KIND)["reconciled"] == 0
+        run_kind(rt, MESSAGE_KIND)["reconciled"] == 0
     )  # the lease still stands: nobody touches it
     rt.clock.advance(timedelta(seconds=2))
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["reconciled"], summary["sent"]) == (1, 1)
     [post] = slack.posts()
@@ -58,10 +58,10 @@ def test_an_ambiguous_send_that_reached_slack_is_finalized_from_history(rt, db, 
 def test_an_ambiguous_send_that_never_reached_slack_is_released_and_sent_once(rt, db, slack):
     mid = seed_message(db)
     slack.inject(Fault(kind="server_error", status=503, times=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["reconciled"], summary["released"]) == (1, 1)
     doc = message(db, mid)
@@ -70,7 +70,7 @@ def test_an_ambiguous_send_that_never_reached_slack_is_released_and_sent_once(rt
     assert doc["occurrence_at"] == T0  # the retry keeps the occurrence's identity
     assert entry(db, mid)["status"] == "released"
     rt.clock.advance(backoff(1))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
     assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
     assert (entry(db, mid)["status"], entry(db, mid)["attempts"]) == ("sent", 2)
 
@@ -81,9 +81,9 @@ def test_a_worker_that_died_after_its_claim_is_recovered(rt, db, slack):
     assert isinstance(claim, Claim)  # ...and the worker dies here, before posting
     past_lease(rt)
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     rt.clock.advance(backoff(1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
     assert message(db, mid)["status"] == "sent"
@@ -96,9 +96,9 @@ def test_attempts_run_out_into_failed_with_an_alert(settings, db, slack, clock, 
     mid = seed_message(db)
     slack.inject(Fault(kind="server_error", channel="C0123ABCD"))
     for _ in range(2):
-        run_tick(rt, MESSAGE_KIND)  # claim, ambiguous
+        run_kind(rt, MESSAGE_KIND)  # claim, ambiguous
         past_lease(rt)
-        run_tick(rt, MESSAGE_KIND)  # absent: released (first time) or failed (second)
+        run_kind(rt, MESSAGE_KIND)  # absent: released (first time) or failed (second)
         clock.advance(backoff(1))
 
     doc = message(db, mid)
@@ -119,12 +119,12 @@ def test_unreadable_history_holds_the_send_unconfirmed_and_never_resends(
     mid = seed_message(db)
     slack.inject(Fault(kind="drop_after_receipt", times=1))
     slack.inject(Fault(kind="error", code="missing_scope", method=HISTORY))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
     clock.advance(timedelta(days=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert (summary["unconfirmed"], summary["reconciled"]) == (1, 1)
     doc = message(db, mid)
@@ -140,12 +140,12 @@ def test_unreadable_history_with_retry_policy_resends_at_least_once(rt, db, slac
     mid = seed_message(db, on_ambiguous="retry")
     slack.inject(Fault(kind="server_error", times=1))
     slack.inject(Fault(kind="error", code="not_in_channel", method=HISTORY))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    assert run_tick(rt, MESSAGE_KIND)["released"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["released"] == 1
     rt.clock.advance(backoff(1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert message(db, mid)["status"] == "sent"
     assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
@@ -155,19 +155,19 @@ def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, sla
     mid = seed_message(db)
     slack.inject(Fault(kind="drop_after_receipt", times=1))
     slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1, retry_after=30))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["reconciled"] == 0
     doc = message(db, mid)
     assert doc["status"] == "sending"
     # Taken over (fenced), and looked at again once Slack's Retry-After has passed.
     assert doc["lease"]["owner"] == rt.worker_id
     assert doc["lease"]["expires_at"] == rt.clock.now() + timedelta(seconds=30)
     rt.clock.advance(timedelta(seconds=29))
-    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 0  # not before
+    assert run_kind(rt, MESSAGE_KIND)["reconciled"] == 0  # not before
     rt.clock.advance(timedelta(seconds=1))
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
 
     assert len(slack.posts()) == 1
     assert message(db, mid)["status"] == "sent"
@@ -177,17 +177,17 @@ def test_a_history_429_holds_every_lease_of_the_process_until_its_retry_after(rt
     ids = [seed_message(db, channel=c) for c in ("C0123ABCD", "C0OTHER01")]
     slack.inject(Fault(kind="drop_after_receipt", times=2))
     slack.inject(Fault(kind="rate_limit", method=HISTORY, times=1, retry_after=30))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    assert run_tick(rt, MESSAGE_KIND)["reconciled"] == 0
+    assert run_kind(rt, MESSAGE_KIND)["reconciled"] == 0
     assert slack.calls(HISTORY) == 1  # the other lease's channel was not read
     rt.clock.advance(timedelta(seconds=29))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert slack.calls(HISTORY) == 1
     rt.clock.advance(timedelta(seconds=1))
 
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 2
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 2
     assert slack.calls(HISTORY) == 3
     assert [message(db, m)["status"] for m in ids] == ["sent", "sent"]
 
@@ -199,7 +199,7 @@ def test_a_late_worker_cannot_overwrite_what_reconciliation_settled(rt, db, slac
     assert isinstance(claim, Claim)
     post = late.slack.post("C0123ABCD", "hi", claim.delivery_id)  # then it stalls
     past_lease(rt)
-    assert run_tick(rt, MESSAGE_KIND)["sent"] == 1  # reconciliation found the post
+    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1  # reconciliation found the post
 
     result = finalize(late, claim, PostResult(Outcome.FAILED, "channel_not_found"))
 
@@ -212,10 +212,10 @@ def test_a_late_worker_cannot_overwrite_what_reconciliation_settled(rt, db, slac
 def test_recurring_series_is_reconciled_and_advances(rt, db, slack):
     mid = seed_message(db, status="recurring", rrule="FREQ=DAILY", dtstart="2027-01-04T09:00")
     slack.inject(Fault(kind="drop_after_receipt", times=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     past_lease(rt)
 
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     doc = message(db, mid)
     assert (doc["status"], doc["next_run_at"]) == ("recurring", T0 + timedelta(days=1))

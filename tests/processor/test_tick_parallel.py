@@ -15,8 +15,8 @@ from core.models import message_delivery_id
 from core.store import DELIVERIES
 from emulator.slack_standin import SlackStandIn
 from messages.kind import MESSAGE_KIND
+from processor.kind_pass import PARALLEL_POSTS, run_kind
 from processor.lanes import lanes
-from processor.tick import PARALLEL_POSTS, run_tick
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime
@@ -30,7 +30,7 @@ def test_channels_are_posted_in_parallel(settings, db, clock):
             seed_message(db, channel=f"C{n:04d}PAR")
 
         started = time.monotonic()
-        summary = run_tick(rt, MESSAGE_KIND)
+        summary = run_kind(rt, MESSAGE_KIND)
         elapsed = time.monotonic() - started
 
         assert summary["sent"] == 8
@@ -54,7 +54,7 @@ def test_each_channel_keeps_its_order_and_pace_while_channels_run_in_parallel(rt
         for channel in ("C0001ORD", "C0002ORD", "C0003ORD", "C0004ORD")
     }
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 12
     posted = defaultdict(list)
@@ -77,7 +77,7 @@ def test_a_lost_claim_leaves_the_rest_of_the_pass_going_out(rt, db, slack):
         {"status": "sent", "message_id": mids[2], "occurrence_at": T0, "slack_ts": "1.0"}
     )
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert (summary["sent"], summary["duplicates"]) == (5, 1)
     assert len(slack.posts()) == 5
@@ -86,10 +86,10 @@ def test_a_lost_claim_leaves_the_rest_of_the_pass_going_out(rt, db, slack):
 
 def test_back_to_back_passes_keep_a_channels_pace(rt, db, slack):
     seed_message(db)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     seed_message(db, text="right after")  # due at T0 too; the clock has not moved
 
-    summary = run_tick(rt, MESSAGE_KIND)
+    summary = run_kind(rt, MESSAGE_KIND)
 
     assert summary["sent"] == 1
     assert rt.clock.slept == [1.0]  # the channel posted at T0 in the previous pass

@@ -15,8 +15,8 @@ from typing import Any
 
 from core.models import message_delivery_id
 from messages.kind import MESSAGE_KIND
+from processor.kind_pass import run_kind
 from processor.one_pass import until_idle
-from processor.tick import run_tick
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.pacing import post_holding
@@ -34,7 +34,7 @@ def test_passes_until_idle_keep_the_pace_behind_another_workers_post(settings, d
     passes: list[dict[str, Any]] = []
 
     for summary in until_idle(
-        second, lambda rt: run_tick(rt, MESSAGE_KIND), lambda: len(passes) < 20
+        second, lambda rt: run_kind(rt, MESSAGE_KIND), lambda: len(passes) < 20
     ):
         passes.append(summary)
 

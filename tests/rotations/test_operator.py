@@ -15,8 +15,8 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
+from processor.kind_pass import run_kind
 from processor.settle import SettleRefused
-from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from targets.operator import main, mark_delivered, release
@@ -262,8 +262,8 @@ def test_no_operator_action_on_a_day_posts_twice_or_leaves_a_day_stuck(
     if in_flight is not None:  # the worker in flight records its post
         finalize(rt, in_flight, send(rt, in_flight))
     rt.clock.advance(timedelta(minutes=10))
-    run_tick(rt, ROTATION_DAY_KIND)
-    run_tick(rt, ROTATION_DAY_KIND)
+    run_kind(rt, ROTATION_DAY_KIND)
+    run_kind(rt, ROTATION_DAY_KIND)
     posted = Counter(slack.delivery_ids())
     assert all(count == 1 for count in posted.values()), posted
     assert held(db) - {DAY} <= stuck_before

@@ -15,15 +15,16 @@ from core.slack import Outcome
 from core.store import ROTATIONS
 from processor.abc import Claim
 from processor.claim import claim_occurrence
-from processor.deliver import deliver_one, send
+from processor.deliver import send
 from processor.finalize import finalize
+from processor.kind_pass import run_kind
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
-from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
+from tests.fixtures.deliver import deliver_one
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.rotations import ALICE, BOB, rotation, seed_rotation
 from tests.fixtures.runtime import make_runtime
@@ -165,7 +166,7 @@ def test_an_edit_racing_a_day_claim_lands_first_or_is_409_in_every_interleaving(
 
     assert min(counts) >= 2
     assert len(rounds.rotations) == comb(sum(counts), counts[0])
-    run_tick(rt, ROTATION_DAY_KIND)  # a claim that lost to the edit goes out now
+    run_kind(rt, ROTATION_DAY_KIND)  # a claim that lost to the edit goes out now
     seen: set[tuple[int, str]] = set()
     for rid in rounds.rotations:
         [post] = [p for p in slack.posts() if p.delivery_id == rotation_delivery_id(rid, MONDAY)]

@@ -16,8 +16,8 @@ from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.deliver import send
 from processor.finalize import finalize
+from processor.kind_pass import run_kind
 from processor.settle import SettleRefused
-from processor.tick import run_tick
 from targets.operator import main, mark_delivered, release
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -32,9 +32,9 @@ def unconfirmed_message(rt, db, slack):
     mid = seed_message(db)
     slack.inject(Fault(kind="drop_after_receipt", times=1))
     slack.inject(Fault(kind="error", code="missing_scope", method="conversations.history"))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     rt.clock.advance(timedelta(seconds=301))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert message(db, mid)["status"] == "unconfirmed"
     return mid
 
@@ -63,18 +63,18 @@ def test_mark_delivered_settles_an_unconfirmed_send_for_good(rt, db, slack):
     assert entry["operator"]["action"] == "mark_delivered"
     assert (entry["operator"]["reason"], entry["operator"]["by"]) == ("seen in #ops by Ana", "ana")
     rt.clock.advance(timedelta(days=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert len(slack.posts()) == 1
 
 
 def test_release_resends_a_failed_occurrence_through_the_same_ledger_entry(rt, db, slack):
     mid = seed_message(db)
     slack.inject(Fault(kind="error", code="not_in_channel", times=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     delivery_id = message_delivery_id(mid, T0)
 
     release(rt, delivery_id, "bot invited to the channel", "ana")
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert slack.delivery_ids() == [delivery_id]
     entry = ledger(db)[delivery_id]
@@ -105,7 +105,7 @@ def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight
         db, status="recurring", send_at=None, rrule="FREQ=DAILY", dtstart="2027-01-04T09:00"
     )
     slack.inject(Fault(kind="error", code="channel_not_found", times=1))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     old = message_delivery_id(mid, T0)
     assert (message(db, mid)["status"], ledger(db)[old]["status"]) == ("failed", "failed")
     assert call(api, "PUT", f"/messages/{mid}", {"text": "Stand-up (fixed channel)"})[0] == 200
@@ -119,7 +119,7 @@ def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight
     code = main(["release", old, "--reason", "channel fixed", "--by", "ana"])
     finalize(rt, newer, send(rt, newer))  # the worker in flight records its post
     rt.clock.advance(timedelta(minutes=10))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
 
     assert slack.delivery_ids() == [newer.delivery_id]  # the old occurrence is not posted
     entries = ledger(db)
@@ -232,8 +232,8 @@ def test_no_operator_action_posts_twice_or_leaves_an_entry_stuck(
     if in_flight is not None:
         finalize(rt, in_flight, send(rt, in_flight))  # the worker in flight records its post
     rt.clock.advance(timedelta(minutes=10))
-    run_tick(rt, MESSAGE_KIND)
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     posted = Counter(slack.delivery_ids())
     assert all(count == 1 for count in posted.values()), posted
     entries = ledger(db)
@@ -260,7 +260,7 @@ def test_a_lease_held_for_a_person_is_settled_not_refused_as_live(rt, db, slack)
     # cannot settle that, and holds the lease (its expiry pushed ahead) for a person.
     db.collection("deliveries").document(claim.delivery_id).update({"status": "unconfirmed"})
     rt.clock.advance(timedelta(seconds=301))
-    run_tick(rt, MESSAGE_KIND)
+    run_kind(rt, MESSAGE_KIND)
     assert "held_since" in message(db, mid)["lease"]
 
     assert main(["mark-delivered", claim.delivery_id, "--ts", SEEN_TS, "--reason", "seen"]) == 0

@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from processor.tick import run_tick
+from processor.kind_pass import run_kind
 from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
 from tests.fixtures.rotations import ALICE, BOB, CAROL, ROTATION, create
@@ -53,7 +53,7 @@ def test_reordering_with_the_keyboard_changes_the_previewed_turns(
     open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, rt: Any
 ) -> None:
     created = create(api, ROTATION)
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice; Bob is next
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice; Bob is next
     page = open_page(PHONE)
     section = open_rotation(page, "On-call")
     expect_turns(section, [BOB, CAROL, ALICE, BOB, CAROL])
@@ -150,9 +150,9 @@ def test_the_history_shows_a_skipped_day_and_why(
     open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, rt: Any, clock: Any
 ) -> None:
     create(api, {**ROTATION, "skips": {"2027-01-05": [ALICE, BOB, CAROL]}})
-    assert run_tick(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
+    assert run_kind(rt, ROTATION_DAY_KIND)["sent"] == 1  # Monday: Alice
     clock.advance(timedelta(days=1))
-    run_tick(rt, ROTATION_DAY_KIND)  # Tuesday: everyone is out
+    run_kind(rt, ROTATION_DAY_KIND)  # Tuesday: everyone is out
 
     section = open_rotation(open_page(PHONE), "On-call")
 

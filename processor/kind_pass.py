@@ -33,7 +33,7 @@ from processor.reconcile import settle_expired
 PARALLEL_POSTS = 32
 
 
-def run_tick(
+def run_kind(
     rt: Runtime,
     kind: Passes[Any, Any],
     *,
@@ -65,7 +65,7 @@ def _deliver_due(rt: Runtime, kind: Passes[Any, Any], counts: Counter[str]) -> i
     pacer = ChannelPacer(rt.clock, budget, rt.recent_posts)
     slots = ChannelSlots(rt)
     _paced_from_slots(slots, pacer, due, rt)
-    page = due.messages[: rt.settings.tick_limit]
+    page = due.subjects[: rt.settings.tick_limit]
     ahead = kind.read_ahead(rt, page)  # one batched read for the page's claims
     with ThreadPoolExecutor(max_workers=PARALLEL_POSTS, thread_name_prefix="deliver") as pool:
         send = partial(claim_and_send, kind, ahead=ahead)
@@ -82,7 +82,7 @@ def _dry_run(rt: Runtime, kind: Passes[Any, Any], now: datetime) -> dict[str, An
     (processor.shard_strays)."""
     due = _due_page(rt, kind, now)
     limit, shards = rt.settings.tick_limit, rt.settings.shards
-    page = [*due.messages, *kind.queue.outside_shards(rt.db, now, limit, shards)][:limit]
+    page = [*due.subjects, *kind.queue.outside_shards(rt.db, now, limit, shards)][:limit]
     return {
         **dict.fromkeys(SUMMARY_KEYS, 0),
         "dry_run": True,
@@ -107,7 +107,7 @@ def _paced_from_slots(slots: ChannelSlots, pacer: ChannelPacer, due: DuePage, rt
     """Each channel of the page is paced from its slot, as far as this process knows it (an
     overlapping pass's, read after a claim lost to it): nothing is read here."""
     now = rt.clock.now()
-    channels = {c for snap in due.messages if (c := slot_channel(channel_of(snap))) is not None}
+    channels = {c for snap in due.subjects if (c := slot_channel(channel_of(snap))) is not None}
     for channel in channels:
         if (next_post_at := slots.next_post_at(channel, now)) is not None:
             pacer.hold(channel, next_post_at)
