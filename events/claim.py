@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
@@ -41,7 +42,7 @@ from core.models import event_delivery_id
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Kind, Missed
+from processor.abc import Kind, Missed, Settlement
 from processor.claim import reclaimable
 from processor.gates import (
     Gates,
@@ -65,10 +66,11 @@ _SETTLED: dict[str, EventStatus] = {
 
 def plan_retry(
     rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None = None
-) -> EventPlan | Result:
-    """The claim of a released event that is due again; a Result when there is none (held
-    back by the person's gates on this retry: `skipped`). `ahead`: the pass's read of the
-    gates (None: read here)."""
+) -> EventPlan | Settlement | Result:
+    """The claim of a released event that is due again; or what settles it instead (it
+    cannot be sent as stored, or the person's gates hold it back on this retry); a Result
+    when it is not due after all. It writes nothing. `ahead`: the pass's read of the gates
+    (None: read here)."""
     data = snap.to_dict() or {}
     due = data.get(EventField.NEXT_RUN_AT)
     waiting = data.get(EventField.STATUS) == EventStatus.PENDING
@@ -77,7 +79,7 @@ def plan_retry(
     try:
         event = Event.from_document(snap.id, data)
     except DocumentError as exc:
-        return _reject_retry(rt, kind, snap, exc)
+        return Settlement(partial(_reject_retry, kind=kind, snap=snap, exc=exc))
     plan = EventPlan.of(rt, event)
     if not gated(event):
         return plan
@@ -85,9 +87,9 @@ def plan_retry(
     try:
         passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
     except DocumentError as exc:  # its category cannot be read: its gates are unknown
-        return _reject_retry(rt, kind, snap, exc)
+        return Settlement(partial(_reject_retry, kind=kind, snap=snap, exc=exc))
     if isinstance(passed, HeldBack):
-        return _skip_retry(rt, kind, snap, passed)
+        return Settlement(partial(_skip_retry, kind=kind, snap=snap, held=passed))
     return passed
 
 

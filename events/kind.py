@@ -29,7 +29,7 @@ from core.slack import Outcome
 from core.store import EVENTS, Snapshot
 from events.claim import plan_retry
 from formatting.slack_text import SlackMessage, to_slack
-from processor.abc import Claim, ClaimPlan, Doc, Kind
+from processor.abc import Claim, Doc, Kind, Planned
 from processor.gates import Gates, read_gates, settled_writes
 from processor.occurrence_kind import (
     Delivered,
@@ -43,9 +43,7 @@ from processor.outcome import Result
 
 
 class EventRules(OccurrenceRules[Event, Gates]):
-    def plan(
-        self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None
-    ) -> ClaimPlan[Event] | Result:
+    def plan(self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None) -> Planned[Event]:
         return plan_retry(rt, kind, snap, ahead)
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:

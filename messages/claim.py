@@ -1,4 +1,6 @@
-"""Planning the claim of a message's occurrence (processor.claim commits it).
+"""Planning the claim of a message's occurrence (processor.claim commits it). Planning writes
+nothing: what settles a message instead of a claim (rejected, expired, cancelled, every
+occurrence missed, held back by a gate) is a Settlement the pipeline applies.
 
 The plan names the occurrence, the message's update under the claim (its lease, the series'
 anchor, the missed occurrences counted) and how a message that disagrees with its ledger is
@@ -10,18 +12,20 @@ most recent due occurrence, if it is within `misfire_grace_seconds`; the older o
 recorded `skipped` in the same batch (messages.missed). A one-off past its `expires_at`
 ends `failed` (code `expired`).
 
-A message to a person (`user`) posts to their DM: the plan opens it (`conversations.open`,
-which answers the same channel every time and posts nothing) before the claim, so the claim's
-ledger entry names the DM channel before anything is posted there, and reconciliation knows
-whose history to read. A user Slack refuses a DM with (`user_not_found`, `user_disabled`,
-`cannot_dm_bot`...) ends the message `failed` with that code, before any claim; a transient
-refusal (rate limit, 5xx) leaves it due for the next pass.
+A message to a person (`user`) posts to their DM: the plan asks the pipeline to open it
+(processor.abc.OpenDM; `conversations.open` answers the same channel every time and posts
+nothing) before the claim, so the claim's ledger entry names the DM channel before anything
+is posted there, and reconciliation knows whose history to read. A user Slack refuses a DM
+with (`user_not_found`, `user_disabled`, `cannot_dm_bot`...) ends the message `failed` with
+that code, before any claim; a transient refusal (rate limit, 5xx) leaves it due for the
+next pass.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
@@ -41,13 +45,13 @@ from core.errors import DocumentError
 from core.models import Message, check_instant, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import catch_up
-from core.slack import Outcome
+from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, Snapshot
 from messages.ledger import message_entry
 from messages.missed import missed_records, skip_missed
 from messages.plan import MessagePlan
 from messages.skip_gated import skip_gated
-from processor.abc import Kind, Missed
+from processor.abc import Kind, Missed, OpenDM, Planned, Settlement
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
 from processor.gates import (
@@ -84,25 +88,26 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
 
 def plan_message(
     rt: Runtime, kind: Kind, snap: Snapshot, gates: Gates | None = None
-) -> MessagePlan | Result:
+) -> Planned[Message]:
     """The claim of the occurrence `snap` (a waiting, due message as just read) is due for;
-    a Result when there is none to claim (settled here, or not due after all). `gates`: the
-    pass's read of its page's gate documents (None: read here, for this message alone)."""
+    or what settles it instead; a Result when it is not due after all. It writes nothing.
+    `gates`: the pass's read of its page's gate documents (None: read here, for this
+    message alone)."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     due = data.get(MessageField.NEXT_RUN_AT)
     if data.get(MessageField.STATUS) not in WAITING or not isinstance(due, datetime) or due > now:
         return Result.SKIPPED  # claimed, settled or edited since it was found due
     if data.get(MessageField.DELETED):
-        return _retire_deleted(rt, snap, now)
+        return Settlement(partial(_retire_deleted, snap=snap, now=now))
     try:
         message = Message.from_document(snap.id, data)
         occurrence = occurrence_of(data)
     except DocumentError as exc:
-        return reject_document(rt, kind, snap, exc, now)
+        return rejected(kind, snap, exc, now)
     if message.expired(now):
-        error = StoredError(EXPIRED, f"not sent: expires_at {message.expires_at} passed first", now)
-        return _fail_unsent(rt, kind, snap, message, occurrence, error)
+        detail = f"not sent: expires_at {message.expires_at} passed first"
+        return _unsent(kind, snap, message, occurrence, EXPIRED, detail)
     missed: list[Missed] = []
     try:  # evaluating the rule is bounded by work, and fails the document past it
         # The search restarts near the due occurrence; the claim stores where (and the
@@ -113,11 +118,13 @@ def plan_message(
             # (A released retry keeps its occurrence: it was due in time, not a misfire.)
             plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
     except DocumentError as exc:
-        return reject_document(rt, kind, snap, exc, now)
+        return rejected(kind, snap, exc, now)
     if plan is not None:
         missed = missed_records(rt, message, plan, now)
         if plan.send is None:
-            return skip_missed(rt, snap, message, plan, missed, now)
+            return Settlement(
+                partial(skip_missed, snap=snap, message=message, plan=plan, missed=missed, now=now)
+            )
         occurrence = plan.send
     if message.user is None:
         return MessagePlan.of(rt, message, occurrence, missed)
@@ -134,10 +141,11 @@ def _plan_to_person(
     occurrence: datetime,
     missed: list[Missed],
     gates: Gates,
-) -> MessagePlan | Result:
+) -> OpenDM[Message] | Settlement:
     """The claim of a message to a person: their gates first (processor.gates: a held-back
     occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
-    opened; the plan carries what the send reserves on their `people` document."""
+    opened (by the pipeline: OpenDM); the plan carries what the send reserves on their
+    `people` document."""
     now = rt.clock.now()
     plan = MessagePlan.of(rt, message, occurrence, missed)
     delivery_id = plan.ledger_ref.id
@@ -145,43 +153,66 @@ def _plan_to_person(
     try:
         reason = held_back(message, occurrence, delivery_id, docs, now)
     except DocumentError as exc:  # its category cannot be read: its gates are unknown
-        return reject_document(rt, kind, snap, exc, now)
+        return rejected(kind, snap, exc, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
         person = under_version(gates, message, docs, delivery_id)
         held_plan = replace(plan, reservation=person)
-        return skip_gated(rt, kind, snap, held_plan, occurrence, missed, LedgerReason(reason))
-    opened = _open_dm(rt, kind, snap, message, occurrence)
-    if isinstance(opened, Result):
-        return opened
-    holds, held = reservation(gates, opened, docs, occurrence, delivery_id, now)
-    return replace(plan, message=replace(opened, holds=holds), reservation=held)
-
-
-def _open_dm(
-    rt: Runtime, kind: Kind, snap: Snapshot, message: Message, occurrence: datetime
-) -> Message | Result:
-    """The message to a person, posting to their DM as Slack just opened it; a Result when
-    Slack would not open it (definitive: the message ends `failed` with Slack's code)."""
+        skip = partial(skip_gated, kind=kind, snap=snap, plan=held_plan, occurrence=occurrence)
+        return Settlement(partial(skip, missed=missed, reason=LedgerReason(reason)))
+    holds, held = reservation(gates, message, docs, occurrence, delivery_id, now)
+    planned = replace(plan, message=replace(message, holds=holds), reservation=held)
     assert message.user is not None
-    opened = rt.slack.open_dm(message.user)
+    return OpenDM(message.user, partial(_to_dm, kind, snap, planned))
+
+
+def _to_dm(
+    kind: Kind, snap: Snapshot, plan: MessagePlan, opened: str | PostResult
+) -> MessagePlan | Settlement:
+    """The plan posting to the person's DM as Slack opened it; or, when Slack would not
+    open it, a definitive refusal ends the message `failed` with Slack's code, and any other
+    leaves it due for the next pass (nothing claimed or posted)."""
     if isinstance(opened, str):
-        return message.to_dm(opened)
+        return replace(plan, message=plan.message.to_dm(opened))
+    message, occurrence = plan.message, plan.occurrence_at
     detail = f"cannot open a direct message with {message.user}: {opened.detail or opened.code}"
     if opened.outcome is Outcome.FAILED:
-        error = StoredError(opened.code or "dm_not_opened", detail, rt.clock.now())
-        return _fail_unsent(rt, kind, snap, message, occurrence, error)
-    # Nothing was claimed or posted: the next pass opens it again.
+        return _unsent(kind, snap, message, occurrence, opened.code or "dm_not_opened", detail)
+    log = partial(_not_opened, message=message, occurrence=occurrence, code=opened.code)
+    return Settlement(partial(log, detail=detail))
+
+
+def _not_opened(
+    rt: Runtime, *, message: Message, occurrence: datetime, code: str | None, detail: str
+) -> Result:
+    """Nothing was claimed or posted: the next pass opens the DM again."""
     logs.warning(
         "direct message not opened; left due for the next pass",
         message_id=message.id,
         user=message.user,
         occurrence_at=occurrence,
         status=Result.RELEASED.value,
-        error_code=opened.code,
+        error_code=code,
         detail=detail,
     )
     return Result.RELEASED
+
+
+def _unsent(
+    kind: Kind, snap: Snapshot, message: Message, occurrence: datetime, code: str, detail: str
+) -> Settlement:
+    """`_fail_unsent`, as the plan decides it."""
+
+    def fail(rt: Runtime) -> Result:
+        error = StoredError(code, detail, rt.clock.now())
+        return _fail_unsent(rt, kind, snap, message, occurrence, error)
+
+    return Settlement(fail)
+
+
+def rejected(kind: Kind, snap: Snapshot, exc: DocumentError, now: datetime) -> Settlement:
+    """`reject_document`, as the plan decides it."""
+    return Settlement(partial(reject_document, kind=kind, snap=snap, exc=exc, now=now))
 
 
 def _fail_unsent(

@@ -32,7 +32,7 @@ from messages.advance import settled
 from messages.claim import plan_message
 from messages.preview import preview_messages
 from messages.settle import refuse_unless_current
-from processor.abc import Claim, ClaimPlan, Doc, Kind, Settle
+from processor.abc import Claim, Doc, Kind, Planned, Settle
 from processor.gates import Gates, read_gates, settled_writes
 from processor.occurrence_kind import (
     Delivered,
@@ -54,7 +54,7 @@ _DELIVERED = {
 class MessageRules(OccurrenceRules[Message, Gates]):
     def plan(
         self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None
-    ) -> ClaimPlan[Message] | Result:
+    ) -> Planned[Message]:
         return plan_message(rt, kind, snap, ahead)
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:

@@ -12,7 +12,7 @@ occurrence at a time is mostly data (processor.occurrence_kind).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
@@ -132,6 +132,25 @@ class Missed:
     count: int = 1  # the occurrences it stands for
 
 
+@dataclass(frozen=True)
+class Settlement:
+    """A due document that a kind's plan settles instead of claiming (rejected, cancelled,
+    recorded skipped, rescheduled...): decided by the plan, which writes nothing; written
+    when the pipeline applies it (processor.claim.claim_occurrence)."""
+
+    apply: Callable[[Runtime], Result]
+
+
+@dataclass(frozen=True)
+class OpenDM(Generic[S_co]):
+    """A plan that needs a person's direct-message channel before it can be made: the
+    pipeline opens it (processor.claim.addressed: Slack answers the same channel every time
+    and posts nothing) and hands Slack's answer, the channel or its refusal, to `then`."""
+
+    user: str
+    then: Callable[[str | PostResult], ClaimPlan[S_co] | Settlement]
+
+
 class ClaimPlan(Protocol[S_co]):
     """What a kind's claim of one due document writes (Claims.plan); processor.claim commits
     it."""
@@ -186,6 +205,10 @@ class ClaimPlan(Protocol[S_co]):
         """The claim's batch landed, leaving each document it wrote at its version (what
         the kind carries forward for the rest of the pass)."""
         ...
+
+
+# What a kind's plan of a due document comes to (Claims.plan).
+Planned = ClaimPlan[S_co] | OpenDM[S_co] | Settlement | Result
 
 
 class Kind(Protocol):
@@ -246,10 +269,12 @@ class Claims(Kind, Protocol[S_co, A]):
         message's gates: its person's document). A pass hands it to each `plan`."""
         ...
 
-    def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> ClaimPlan[S_co] | Result:
-        """The claim of the occurrence a due document (as just read) is due for; a Result
-        when there is none to claim (the document settled here, or not due after all).
-        `ahead`: what `read_ahead` read for the document's page (None: read what it needs)."""
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> Planned[S_co]:
+        """The claim of the occurrence a due document (as just read) is due for; or what
+        settles the document instead (a Settlement); or a Result when there is nothing to
+        do (not due after all). It reads, and writes nothing; a claim to a person may need
+        their DM opened first (OpenDM). `ahead`: what `read_ahead` read for the document's
+        page (None: read what it needs)."""
         ...
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:

@@ -44,7 +44,7 @@ from core.documents.write import DELETE
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import Snapshot, existing_ids
-from processor.abc import Claim, ClaimPlan, Kind, Missed, Passes
+from processor.abc import Claim, ClaimPlan, Kind, Missed, OpenDM, Passes, Planned, Settlement
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.history_search import post_deadline
 from processor.outcome import Result
@@ -59,11 +59,24 @@ def claim_occurrence(
 ) -> Claim[Any] | Result:
     """Claim the occurrence `snap` (a due document of `kind`, as just read) is due for; with
     `slots`, take the channel's pacing slots in the same batch; `ahead`: what the pass read
-    for its page (Claims.read_ahead). A Result when nothing was claimed."""
-    plan = kind.plan(rt, snap, ahead)
+    for its page (Claims.read_ahead). A Result when nothing was claimed: the document was
+    settled instead (the plan's Settlement, applied here), or there was nothing to do."""
+    plan = addressed(rt, kind.plan(rt, snap, ahead))
+    if isinstance(plan, Settlement):
+        return plan.apply(rt)
     if isinstance(plan, Result):
         return plan
     return commit_claim(rt, kind, snap, plan, slots)
+
+
+def addressed(rt: Runtime, planned: Planned[Any]) -> ClaimPlan[Any] | Settlement | Result:
+    """The plan, with the DM of a claim to a person opened first (`conversations.open`,
+    which answers the same channel every time and posts nothing): the claim's ledger entry
+    then names the channel before anything is posted there, and reconciliation knows whose
+    history to read. Slack's refusal goes to the plan, which settles it."""
+    if not isinstance(planned, OpenDM):
+        return planned
+    return planned.then(rt.slack.open_dm(planned.user))
 
 
 def commit_claim(

@@ -33,12 +33,12 @@ from formatting.slack_text import SlackMessage
 from processor.abc import (
     MARK_DELIVERED,
     Claim,
-    ClaimPlan,
     Doc,
     Kind,
     Leased,
     LeaseUnreadable,
     OutcomeLine,
+    Planned,
     Settle,
     Writes,
 )
@@ -104,9 +104,7 @@ class OccurrenceRules(Generic[S, A]):
     """What a single-occurrence kind writes itself. `plan`, `delivered`, `released` and
     `render` are each kind's; the others have defaults a kind may change."""
 
-    def plan(
-        self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: A | None
-    ) -> ClaimPlan[S] | Result:
+    def plan(self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: A | None) -> Planned[S]:
         """processor.abc.Claims.plan; `kind`: the kind it plans for, which a document
         settled here (rejected, repaired from the ledger) is logged as."""
         raise NotImplementedError
@@ -201,7 +199,7 @@ class OccurrenceKind(Generic[S, A]):
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> A | None:
         return self.rules.read_ahead(rt, due)
 
-    def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> ClaimPlan[S] | Result:
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> Planned[S]:
         return self.rules.plan(rt, self, snap, ahead)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:

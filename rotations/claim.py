@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
@@ -28,7 +29,7 @@ from core.named_batch import Landed, NamedBatch
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Kind, Missed
+from processor.abc import Kind, Missed, Settlement
 from processor.outcome import Result
 from processor.reject import reject
 from rotations.day import DayTurn, pinned_day
@@ -42,9 +43,11 @@ from rotations.missed_days import (
 )
 
 
-def plan_day(rt: Runtime, kind: Kind, snap: Snapshot) -> DayPlan | Result:
-    """The claim of today's turn of the rotation `snap` (found due); or, when it is not due
-    after all, its `next_run_at` moved to when it is (a Result)."""
+def plan_day(rt: Runtime, kind: Kind, snap: Snapshot) -> DayPlan | Settlement | Result:
+    """The claim of today's turn of the rotation `snap` (found due); or what settles it
+    instead: when it is not due after all, its `next_run_at` moved to when it is; when
+    every member is out, the day recorded skipped; when it cannot take turns as stored,
+    paused. It writes nothing."""
     data = snap.to_dict() or {}
     now = rt.clock.now()
     if data.get(RotationField.STATUS) != RotationStatus.ACTIVE:
@@ -55,15 +58,16 @@ def plan_day(rt: Runtime, kind: Kind, snap: Snapshot) -> DayPlan | Result:
             return Result.SKIPPED  # a claimed day, settled by reconciliation
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
-        return reject_rotation(rt, kind, snap, exc)
+        return Settlement(partial(reject_rotation, kind=kind, snap=snap, exc=exc))
     if not rotation.is_due(now):
-        return _reschedule(rt, snap, rotation, now)
+        return Settlement(partial(_reschedule, snap=snap, rotation=rotation, now=now))
     today = rotation.today(now)
     turn = turn_for(rotation, today)
     ledger_ref = rt.db.collection(DELIVERIES).document(rotation_delivery_id(snap.id, today))
     missed = missed_day_records(rt, rotation, today, now)
     if turn.member is None:
-        return _everyone_skipped(rt, snap, rotation, turn, ledger_ref, missed, now)
+        skipped = partial(_everyone_skipped, snap=snap, rotation=rotation, turn=turn)
+        return Settlement(partial(skipped, ledger_ref=ledger_ref, missed=missed, now=now))
     return DayPlan(rt, rotation, turn, _rollback_of(data), ledger_ref, missed, now)
 
 

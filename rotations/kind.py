@@ -55,11 +55,11 @@ from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage
 from processor.abc import (
     Claim,
-    ClaimPlan,
     Doc,
     Leased,
     LeaseUnreadable,
     OutcomeLine,
+    Planned,
     Settle,
     Writes,
 )
@@ -99,7 +99,7 @@ class RotationDayKind:
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> None:
         return None
 
-    def plan(self, rt: Runtime, snap: Snapshot, ahead: None) -> ClaimPlan[DayTurn] | Result:
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: None) -> Planned[DayTurn]:
         return plan_day(rt, self, snap)
 
     def due(
