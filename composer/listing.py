@@ -140,10 +140,10 @@ def list_deliveries(rt: Runtime, message_id: str, page: Page) -> dict[str, Any]:
 
 
 # What answers are listed for, by the answer's field naming it: the subject's collection,
-# what a 404 calls it, and its field holding the current catalog.
+# and what a 404 calls it.
 _ANSWERED = {
-    ResponseField.MESSAGE_ID: (MESSAGES, "message", MessageField.ACTIONS),
-    ResponseField.ROTATION_ID: (ROTATIONS, "rotation", RotationField.ACTIONS),
+    ResponseField.MESSAGE_ID: (MESSAGES, "message"),
+    ResponseField.ROTATION_ID: (ROTATIONS, "rotation"),
 }
 
 
@@ -152,11 +152,10 @@ def list_responses(
 ) -> dict[str, Any]:
     """Every answer to the buttons of a message or a rotation (`subject`: the answers'
     `message_id` or `rotation_id`), over all its deliveries, newest first; labels from the
-    catalog each post was sent with (`deliveries.actions`), or the subject's current one for
-    a post that pinned none."""
-    collection, what, actions_field = _ANSWERED[subject]
-    snap = read(rt.db.collection(collection).document(subject_id), what)
-    current = _catalog((snap.to_dict() or {}).get(actions_field))
+    catalog each post was sent with (`deliveries.actions`: every claim of a post with
+    buttons pins it, and only such a post is answered)."""
+    collection, what = _ANSWERED[subject]
+    read(rt.db.collection(collection).document(subject_id), what)  # 404 when it is gone
     direction = firestore.Query.DESCENDING
     query = (
         rt.db.collection(RESPONSES)
@@ -169,13 +168,13 @@ def list_responses(
     answers = []
     for row in rows:
         data = row.to_dict() or {}
-        actions = pinned.get(str(data.get(ResponseField.DELIVERY_ID)), current)
+        actions = pinned.get(str(data.get(ResponseField.DELIVERY_ID)), ())
         answers.append(_response(row.id, data, actions))
     return dump(ButtonResponsePage.model_validate({"responses": answers, "next_cursor": cursor}))
 
 
 def _pinned_catalogs(rt: Runtime, rows: list[Any]) -> dict[str, tuple[Action, ...]]:
-    """The catalog each answered post was sent with, by delivery id (posts that pinned one)."""
+    """The catalog each answered post was sent with, by delivery id."""
     ids = {str((s.to_dict() or {}).get(ResponseField.DELIVERY_ID)) for s in rows}
     refs = [rt.db.collection(DELIVERIES).document(i) for i in sorted(ids) if is_document_id(i)]
     pinned = {}

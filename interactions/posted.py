@@ -7,9 +7,9 @@ All of it is what the entry's claim pinned (`deliveries.actions`, `post`, `text`
 `render_version`, `one_answer`; core.documents.deliveries), so an edit of the subject after
 the send, or a formatter deployed since, neither changes which actions the post takes, how
 its answers are labelled or who may still answer, nor rewrites the post when it is updated
-to show them. A field the entry lacks (claimed before it was pinned) falls back to the
-subject as it is now; a message's source `text` and `allow_broadcast`, which entries
-claimed before the rendered post was pinned hold, still come first."""
+to show them. Every claim of a post with buttons pins them all: an entry without a
+catalog is no post with buttons, and nothing of the subject as it is now is read in their
+place."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ class Posted:
     one_answer: bool  # a message's `one_answer` (rotations answer one per person)
     post: PinnedPost | None  # the post as rendered, buttons left out
     render_version: int | None  # what rendered a rotation day's post (formatting.slack_text)
-    text: str | None  # the Markdown source: a message's text, a rotation day's template
-    allow_broadcast: bool  # a message's (a rotation day's post never broadcasts)
+    text: str | None  # a rotation day's template (a message's post pins no source)
 
     @property
     def ledger(self) -> dict[str, Any]:
@@ -57,20 +56,14 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
         kind, subject_id, collection = LedgerKind.ROTATION, rotation_id, ROTATIONS
     else:
         return None
-    subject = rt.db.collection(collection).document(subject_id).get()
-    data: dict[str, Any] = subject.to_dict() or {}
-
-    def pinned(field: LedgerField) -> Any:
-        # The pinned field is named as the subject's own (`text`, `one_answer`...).
-        return ledger[field] if field in ledger else data.get(field)
-
     try:
-        actions = catalog(pinned(LedgerField.ACTIONS))
+        actions = catalog(ledger.get(LedgerField.ACTIONS))
     except DocumentError:
         return None
     if not actions:
         return None
-    text = pinned(LedgerField.TEXT)
+    subject = rt.db.collection(collection).document(subject_id).get()
+    text = ledger.get(LedgerField.TEXT)
     version = ledger.get(LedgerField.RENDER_VERSION)
     message = kind is LedgerKind.MESSAGE
     return Posted(
@@ -79,9 +72,8 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
         entry,
         subject,
         actions,
-        one_answer=message and pinned(LedgerField.ONE_ANSWER) is True,
+        one_answer=message and ledger.get(LedgerField.ONE_ANSWER) is True,
         post=PinnedPost.from_document(ledger.get(LedgerField.POST)),
         render_version=version if isinstance(version, int) else None,
         text=text if isinstance(text, str) else None,
-        allow_broadcast=message and pinned(LedgerField.ALLOW_BROADCAST) is True,
     )

@@ -33,7 +33,7 @@ from core.runtime import Runtime
 from core.slack import Method, Outcome
 from core.store import RESPONSES, Snapshot
 from formatting.buttons import answered
-from formatting.slack_text import RENDER_VERSION, SlackMessage, to_slack
+from formatting.slack_text import RENDER_VERSION, SlackMessage
 from interactions.posted import Posted, read_posted
 from rotations.render import handed_on, render_turn
 
@@ -179,17 +179,16 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
 def _rendered(posted: Posted) -> SlackMessage:
     """The post as it was sent, buttons left out: the rendered post its entry pinned
     (interactions.posted); a rotation day's naming the member who takes the turn now
-    (interactions.skip may have handed it on). An entry without it (claimed before posts
-    were pinned) renders its source with today's formatter. DocumentError `no_text` when
-    the source is neither pinned nor stored."""
+    (interactions.skip may have handed it on). DocumentError `no_pinned_post` when the
+    entry pins none: its text never rendered, so its claim posted nothing."""
     post = posted.post
+    if post is None:
+        raise DocumentError("no_pinned_post", "the entry pins no rendered post")
     if posted.kind is LedgerKind.ROTATION:
         member = str(posted.ledger.get(LedgerField.MEMBER))
-        if post is not None and post.member is not None and post.member != member:
+        if post.member is not None and post.member != member:
             return _handed_on(posted, post, member)
-    if post is not None:
-        return SlackMessage(post.text, post.blocks)
-    return _from_source(posted, str(posted.ledger.get(LedgerField.MEMBER)))
+    return SlackMessage(post.text, post.blocks)
 
 
 def _handed_on(posted: Posted, post: PinnedPost, new: str) -> SlackMessage:
@@ -198,20 +197,14 @@ def _handed_on(posted: Posted, post: PinnedPost, new: str) -> SlackMessage:
     the same; else the pinned post with the mention of the member it named made `new`'s
     (rotations.render.handed_on), unless the template names that member itself: then
     today's formatter."""
-    if posted.render_version != RENDER_VERSION and posted.text is not None and post.member:
+    if posted.text is None:
+        raise DocumentError("no_pinned_template", "the rotation day pins no template")
+    if posted.render_version != RENDER_VERSION and post.member:
         pinned = SlackMessage(post.text, post.blocks)
         swapped = handed_on(pinned, posted.text, post.member, new)
         if swapped is not None:
             return swapped
-    return _from_source(posted, new)
-
-
-def _from_source(posted: Posted, member: str) -> SlackMessage:
-    if posted.text is None:
-        raise DocumentError("no_text", "the post's text is neither pinned nor stored")
-    if posted.kind is LedgerKind.ROTATION:
-        return render_turn(posted.text, member)
-    return to_slack(posted.text, allow_broadcast=posted.allow_broadcast)
+    return render_turn(posted.text, new)
 
 
 def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tuple[str, Action]]:

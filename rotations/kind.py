@@ -37,7 +37,6 @@ from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, lease_of, usable_lease
 from core.documents.rotations import (
     RESTORED,
-    Rollback,
     RotationField,
     RotationStatus,
     RotationWrite,
@@ -232,15 +231,10 @@ def _leased_day(subject_id: str, data: dict[str, Any]) -> date:
 
 
 def _rollback(data: dict[str, Any]) -> dict[str, Any]:
-    """What giving the day back restores. A lease without `rollback` (one repaired from
-    its ledger entry before the repair kept it) restores the order as it stands and no
-    `last_processed_date`, so the day is open again and nothing else is."""
+    """What giving the day back restores: the `rollback` stored beside the lease (every
+    claim and repair writes both; rotations.claim.DayPlan)."""
     rollback = data.get(RotationField.ROLLBACK)
-    if isinstance(rollback, dict):
-        return rollback
-    return Rollback(
-        None, data.get(RotationField.CURSOR, 0), data.get(RotationField.MEMBERS)
-    ).to_document()
+    return rollback if isinstance(rollback, dict) else {}
 
 
 def _outcome_writes(

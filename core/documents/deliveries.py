@@ -89,9 +89,8 @@ class LedgerField(enum.StrEnum):
     # without buttons pins none.
     ACTIONS = "actions"
     POST = "post"
-    TEXT = "text"  # a rotation day's template (a message's source, on older entries)
+    TEXT = "text"  # a rotation day's template
     RENDER_VERSION = "render_version"
-    ALLOW_BROADCAST = "allow_broadcast"  # read only: older entries pinned a message's
     ONE_ANSWER = "one_answer"
 
 

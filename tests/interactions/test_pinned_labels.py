@@ -1,14 +1,10 @@
 """The catalog a post was sent with is pinned on its ledger entry (`deliveries.actions`): an
 edit of the message's `actions` after the send neither relabels the old post's answers nor
-lets it take an action it never showed; an entry without a pinned catalog (sent before
-catalogs were pinned) falls back to the message's current one."""
+lets it take an action it never showed."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
-
-from google.cloud import firestore
 
 from emulator.slack_clicks import click_payload, form_body
 from targets.kinds import run_pass
@@ -73,14 +69,3 @@ def test_an_action_the_pinned_catalog_lacks_is_refused_though_the_current_has_it
     assert send(clicks, body, T0).status_code == 200
     assert list(db.collection("responses").stream()) == []
     assert slack.updates() == []
-
-    # Without a pinned catalog (an entry sent before catalogs were pinned), the message's
-    # current one decides, labels included.
-    db.collection("deliveries").document(post.delivery_id).update(
-        {"actions": firestore.DELETE_FIELD}
-    )
-    assert send(clicks, body, T0 + timedelta(seconds=1)).status_code == 200
-    run_pass(rt)  # shows the answer
-    (answer,) = [s.to_dict() for s in db.collection("responses").stream()]
-    assert (answer["user"], answer["action_id"]) == (BOB, "later")
-    assert f"<@{BOB}> answered *Later*" in _context(slack.updates()[-1])

@@ -2,15 +2,12 @@
 rendered text and blocks; `one_answer`; a rotation day's template and `render_version`;
 beside the catalog `actions`): an edit of the message or the rotation after the send, or a
 formatter deployed since, neither changes who may still answer nor rewrites the post in
-Slack when it shows its answers; an entry without the pinned fields (claimed before they
-were pinned) falls back to the subject as it is now, rendered by today's formatter."""
+Slack when it shows its answers."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-
-from google.cloud import firestore
 
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
@@ -32,7 +29,6 @@ DAILY = {
     "dtstart": "2027-01-01T09:00",
     "text": "Deploy *today*?",
 }
-PINNED = ("post", "one_answer")
 
 
 def _put(api: Any, message_id: str, edit: dict[str, Any]) -> None:
@@ -97,26 +93,6 @@ def test_the_update_shows_the_text_that_was_posted_not_an_edit_made_since(
     assert (shown.ts, shown.text) == (post.ts, post.text)
     assert _sections(shown) == _sections(post)
     assert "Rewritten" not in str(shown.blocks)
-
-
-def test_an_entry_without_the_pinned_fields_falls_back_to_the_message_as_it_is_now(
-    clicks, posted, db, slack, api, rt
-):
-    post = posted(**DAILY)
-    message_id = _message_id(db, post.delivery_id)
-    entry = db.collection("deliveries").document(post.delivery_id)
-    assert (entry.get().get("post.text"), entry.get().get("one_answer")) == (post.text, False)
-    # An entry claimed before posts were pinned holds only its catalog.
-    entry.update(dict.fromkeys(PINNED, firestore.DELETE_FIELD))
-    _put(api, message_id, {"text": "Deploy *tomorrow*?", "one_answer": True})
-
-    click(clicks, post, "done", ALICE, T0)
-    click(clicks, post, "not-yet", BOB, T0 + timedelta(seconds=5))
-    run_pass(rt)
-
-    assert list(_responses(db)) == [post.delivery_id]
-    (shown,) = slack.updates()
-    assert "tomorrow" in shown.text and "today" not in shown.text
 
 
 def test_a_send_retried_after_an_edit_pins_what_the_retry_posted(rt, clicks, db, slack, api, clock):

@@ -2,15 +2,13 @@
 when the formatter changed between the post and the click: a message's rendered post is
 pinned on its ledger entry (`deliveries.post`); a rotation day's too, with its template and
 the `render_version` that rendered it, so a "Skip me today" names the next member in the
-posted words. An entry without the pinned post (claimed before posts were pinned) renders
-its source with today's formatter."""
+posted words."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from google.cloud import firestore
 
 from formatting import slack_text
 from formatting.blocks import section_blocks
@@ -85,22 +83,6 @@ def test_the_update_shows_the_posted_words_after_the_formatter_changed(
     (shown,) = slack.updates()
     assert (shown.text, _sections(shown)) == (post.text, _sections(post))
     assert LEAD not in str(shown.blocks)
-
-
-def test_an_entry_without_the_pinned_post_renders_its_source_with_todays_formatter(
-    clicks, posted, db, slack, rt, request
-):
-    post = posted(**DAILY)
-    # An entry claimed before rendered posts were pinned holds the message's source.
-    entry = db.collection("deliveries").document(post.delivery_id)
-    entry.update({"post": firestore.DELETE_FIELD, "text": "Deploy soon?"})
-    request.getfixturevalue("new_formatter")
-
-    assert click(clicks, post, "done", USER, T0).status_code == 200
-    run_pass(rt)
-
-    (shown,) = slack.updates()
-    assert shown.text == LEAD + "Deploy soon?"
 
 
 def test_a_skip_names_the_next_member_in_the_posted_words_after_the_formatter_changed(

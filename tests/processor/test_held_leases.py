@@ -77,39 +77,6 @@ def test_a_rotation_lease_repaired_from_its_ledger_is_reconciled_and_posted_once
     assert rotation(db)["cursor"] == 1 and "lease" not in rotation(db)
 
 
-def test_a_rotation_lease_stored_without_rollback_is_reconciled_too(rt, db, slack):
-    # What the repair wrote before it kept `rollback`: a lease, the day taken, no rollback.
-    seed_rotation(
-        db,
-        last_processed_date=MONDAY,
-        lease={"owner": "gone", "expires_at": T0, "occurrence_date": MONDAY, "member": ALICE},
-    )
-    db.collection("deliveries").document(f"r:standup:{MONDAY}").set(
-        {
-            "kind": "rotation",
-            "rotation_id": "standup",
-            "occurrence_date": MONDAY,
-            "occurrence_at": T0,
-            "channel": "C0123ABCD",
-            "member": ALICE,
-            "status": "claimed",
-            "worker": "gone",
-            "attempts": 1,
-            "claimed_at": T0,
-            "lease_expires_at": T0,
-        }
-    )
-
-    # Read once the claim's post would have been answered (two minutes on), then released
-    # and posted a minute later.
-    for _ in range(4):
-        run_pass(rt)
-        rt.clock.advance(timedelta(minutes=1))
-
-    assert mentioned(slack) == [ALICE]
-    assert day_entry(db, MONDAY)["status"] == "sent"
-
-
 def test_held_leases_leave_the_head_of_the_page_and_are_alerted_once(settings, db, slack, clock):
     rt = alerting(settings, db, clock, tick_limit=2)
     broken = [claimed_message(rt, db) for _ in range(3)]
