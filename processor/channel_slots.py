@@ -30,6 +30,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.documents.channel_pacing import PacingField, SlotWrite
+from core.documents.write import write_as_read
 from core.models import CHANNEL_ID, USER_ID
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
@@ -71,19 +72,14 @@ class Slot:
     next_post_at: datetime | None = None
     worker: str | None = None
 
-    def write(
-        self, db: firestore.Client, batch: firestore.WriteBatch, worker: str, now: datetime
-    ) -> None:
+    def write(self, batch: firestore.WriteBatch, worker: str, now: datetime) -> None:
         fields = SlotWrite(
             next_post_at=now + POST_INTERVAL + HANDOVER,
             worker=worker,
             updated_at=now,
             expires_at=now + KEEP,
         ).to_document()
-        if self.version is None:
-            batch.create(self.ref, fields)
-        else:
-            batch.update(self.ref, fields, option=db.write_option(last_update_time=self.version))
+        write_as_read(batch, self.ref, fields, self.version)
 
 
 def take_slots(
@@ -96,7 +92,7 @@ def take_slots(
     """A claim's slot writes, added to its batch right after its two own writes (the
     claimed document and its ledger entry), where `slot_versions` looks for them."""
     for slot in slots:
-        slot.write(db, batch, worker, now)
+        slot.write(batch, worker, now)
 
 
 def slot_versions(results: list[Any], slots: tuple[Slot, ...]) -> tuple[Any, ...]:
