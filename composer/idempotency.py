@@ -19,6 +19,7 @@ from typing import Any
 from google.cloud import firestore
 
 from core.documents.idempotency_keys import KeyField, KeyWrite
+from core.documents.write import write_as_read
 from core.errors import BadRequest, ValidationFailed
 from core.store import Snapshot
 
@@ -78,25 +79,25 @@ def look_up(
     return Replay(str(data[KeyField.TARGET_ID]))
 
 
-def record(
+def create(
     db: firestore.Client,
-    batch: firestore.WriteBatch,
-    fresh: Fresh,
-    target_id: str,
+    reference: firestore.DocumentReference,
+    document: dict[str, Any],
+    key: Fresh | None,
     now: datetime,
 ) -> None:
-    fields = KeyWrite(
-        route=fresh.route,
-        body_sha256=fresh.body_sha256,
-        target_id=target_id,
-        created_at=now,
-        expires_at=now + KEY_LIFETIME,
-    ).to_document()
-    if fresh.expired is None:
-        batch.create(fresh.reference, fields)
-    else:
-        batch.update(
-            fresh.reference,
-            fields,
-            option=db.write_option(last_update_time=fresh.expired.update_time),
-        )
+    """Creates the record at `reference` and, with a `key`, the key's document in the same
+    commit: of two requests with one key, exactly one creates."""
+    batch = db.batch()
+    batch.create(reference, document)
+    if key is not None:
+        fields = KeyWrite(
+            route=key.route,
+            body_sha256=key.body_sha256,
+            target_id=reference.id,
+            created_at=now,
+            expires_at=now + KEY_LIFETIME,
+        ).to_document()
+        replaced = None if key.expired is None else key.expired.update_time
+        write_as_read(batch, key.reference, fields, replaced)
+    batch.commit()

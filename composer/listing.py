@@ -156,14 +156,9 @@ def list_responses(
     buttons pins it, and only such a post is answered)."""
     collection, what = _ANSWERED[subject]
     read(rt.db.collection(collection).document(subject_id), what)  # 404 when it is gone
-    direction = firestore.Query.DESCENDING
-    query = (
-        rt.db.collection(RESPONSES)
-        .where(filter=FieldFilter(subject, "==", subject_id))
-        .order_by(ResponseField.ANSWERED_AT, direction=direction)
-        .order_by(_DOCUMENT_ID, direction=direction)
+    rows, cursor = _newest_first(
+        rt.db.collection(RESPONSES), subject, subject_id, ResponseField.ANSWERED_AT, page
     )
-    rows, cursor = _page(query, ResponseField.ANSWERED_AT, page)
     pinned = _pinned_catalogs(rt, rows)
     answers = []
     for row in rows:
@@ -240,14 +235,23 @@ def _ledger_page(
     rt: Runtime, owner: LedgerField, owner_id: str, page: Page
 ) -> tuple[list[Any], str | None]:
     """One page of the ledger entries whose `owner` field is `owner_id`, newest first."""
+    return _newest_first(
+        rt.db.collection(DELIVERIES), owner, owner_id, LedgerField.OCCURRENCE_AT, page
+    )
+
+
+def _newest_first(
+    collection: firestore.CollectionReference, owner: str, owner_id: str, at: str, page: Page
+) -> tuple[list[Any], str | None]:
+    """One page of the documents of `collection` whose `owner` field is `owner_id`, by their
+    time `at` and then id, newest first."""
     direction = firestore.Query.DESCENDING
     query = (
-        rt.db.collection(DELIVERIES)
-        .where(filter=FieldFilter(owner, "==", owner_id))
-        .order_by(LedgerField.OCCURRENCE_AT, direction=direction)
+        collection.where(filter=FieldFilter(owner, "==", owner_id))
+        .order_by(at, direction=direction)
         .order_by(_DOCUMENT_ID, direction=direction)
     )
-    return _page(query, LedgerField.OCCURRENCE_AT, page)
+    return _page(query, at, page)
 
 
 def check_listing_channel(raw: str | None, problems: Problems) -> str | None:

@@ -24,6 +24,7 @@ from google.cloud import firestore
 from composer import idempotency
 from composer.categories import check_category_exists
 from composer.models import MessageDraft, MessageEdit
+from composer.records import Records
 from composer.serialize import message_json
 from composer.validation import (
     MESSAGE_FIELDS,
@@ -36,9 +37,9 @@ from composer.versions import (
     Along,
     Decision,
     check_if_match,
+    content_update,
     decide_and_write,
     merge_edit,
-    read,
     version_of,
 )
 from core import logs
@@ -48,7 +49,6 @@ from core.documents.write import DELETE
 from core.errors import Conflict
 from core.models import message_delivery_id
 from core.runtime import Runtime
-from core.shards import shard_of
 from core.store import DELIVERIES, MESSAGES
 
 _NOT_EDITABLE: dict[str, str] = {
@@ -67,9 +67,7 @@ _REQUIRED = (MessageField.TEXT.value,)
 _RULE_FIELDS = (MessageField.RRULE, MessageField.DTSTART, MessageField.TIMEZONE)
 
 
-def get_message(rt: Runtime, message_id: str) -> dict[str, Any]:
-    snap = read(rt.db.collection(MESSAGES).document(message_id), "message")
-    return message_json(message_id, snap.to_dict() or {})
+MESSAGE_RECORDS = Records(MESSAGES, "message", message_json)
 
 
 def create_message(
@@ -78,26 +76,16 @@ def create_message(
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
-    reference = rt.db.collection(MESSAGES).document()
-    doc = (
-        plan.content
-        | MessageWrite(
-            status=_waiting_status(plan),
-            next_run_at=plan.first_run,
-            shard=shard_of(reference.id, rt.settings.shards),
-            deleted=False,
-            attempts=0,
-            sent_count=0,
-            created_at=now,
-            updated_at=now,
-            version=1,
-        ).to_document()
+    reference = MESSAGE_RECORDS.new(rt)
+    fields = MessageWrite(
+        status=_waiting_status(plan),
+        next_run_at=plan.first_run,
+        deleted=False,
+        attempts=0,
+        sent_count=0,
+        created_at=now,
     )
-    batch = rt.db.batch()
-    batch.create(reference, doc)
-    if key is not None:
-        idempotency.record(rt.db, batch, key, reference.id, now)
-    batch.commit()
+    doc = MESSAGE_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now)
     logs.info(
         "message created",
         message_id=reference.id,
@@ -123,16 +111,7 @@ def edit_message(
         update = _edited(data, edit, now)
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
-    reference = rt.db.collection(MESSAGES).document(message_id)
-    after = decide_and_write(rt.db, reference, "message", decide)
-    logs.info(
-        "message edited",
-        message_id=message_id,
-        version=after.get(MessageField.VERSION),
-        status=after.get(MessageField.STATUS),
-        next_run_at=after.get(MessageField.NEXT_RUN_AT),
-    )
-    return message_json(message_id, after)
+    return MESSAGE_RECORDS.edit(rt, message_id, decide)
 
 
 def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
@@ -178,10 +157,7 @@ def _edited(data: dict[str, Any], edit: MessageEdit, now: datetime) -> dict[str,
         data.get(MessageField.NEXT_RUN_AT), datetime
     )
     plan = check_message(draft, now, schedule_from_now=rescheduled)
-    update: dict[str, Any] = dict(plan.content)
-    for name in MESSAGE_FIELDS:
-        if name in data and name not in plan.content:
-            update[name] = firestore.DELETE_FIELD
+    update = content_update(data, plan.content, MESSAGE_FIELDS)
     status = data.get(MessageField.STATUS)
     rearm = status == Status.FAILED
     system = MessageWrite(updated_at=now, version=version_of(data) + 1)

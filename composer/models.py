@@ -172,7 +172,25 @@ class ActionDraft(_Body):
 Actions = Annotated[list[ActionDraft], Field(min_length=1, max_length=MAX_ACTIONS)]
 
 
-class MessageDraft(_Body):
+class _MessageSettings(_Body):
+    """A message's optional settings, the same in a whole message and in an edit (where
+    `null` removes one)."""
+
+    channel: ChannelId | None = None
+    user: UserId | None = None
+    send_at: Instant | None = None
+    expires_at: Instant | None = None
+    rrule: str | None = None
+    dtstart: str | None = None
+    exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
+    misfire_grace_seconds: Grace | None = None
+    on_ambiguous: AmbiguityPolicy | None = None
+    working_days: WorkingDays | None = None
+    on_non_working_day: NonWorkingDayPolicy | None = None
+    actions: Actions | None = None
+
+
+class MessageDraft(_MessageSettings):
     """A whole message: the body of `POST /messages` and `POST /preview`. It names
     `channel` or `user` (a person, sent a direct message), exactly one (composer.validation)."""
 
@@ -200,27 +218,15 @@ class MessageDraft(_Body):
         )
     )
 
-    channel: ChannelId | None = None
-    user: UserId | None = None
     # A `categories` id: a message to a person then passes their gates (processor.gates).
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
     text: str
     timezone: str = "UTC"
-    send_at: Instant | None = None
-    expires_at: Instant | None = None
-    rrule: str | None = None
-    dtstart: str | None = None
-    exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: Grace | None = None
     allow_broadcast: bool = False
-    on_ambiguous: AmbiguityPolicy | None = None
-    working_days: WorkingDays | None = None
-    on_non_working_day: NonWorkingDayPolicy | None = None
-    actions: Actions | None = None
     one_answer: bool = False
 
 
-class MessageEdit(_Body):
+class MessageEdit(_MessageSettings):
     """`PUT /messages/{id}`: the fields it names replace the stored ones, `null` removes an
     optional field; fields it does not name keep their stored value."""
 
@@ -232,22 +238,10 @@ class MessageEdit(_Body):
         )
     )
 
-    channel: ChannelId | None = None
-    user: UserId | None = None
     category: str | None = None
     text: str | None = None
     timezone: str | None = None
-    send_at: Instant | None = None
-    expires_at: Instant | None = None
-    rrule: str | None = None
-    dtstart: str | None = None
-    exdates: list[str] | None = Field(default=None, max_length=MAX_EXDATES)
-    misfire_grace_seconds: Grace | None = None
     allow_broadcast: bool | None = None
-    on_ambiguous: AmbiguityPolicy | None = None
-    working_days: WorkingDays | None = None
-    on_non_working_day: NonWorkingDayPolicy | None = None
-    actions: Actions | None = None
     one_answer: bool | None = None
 
 

@@ -14,19 +14,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from google.cloud import firestore
-
 from composer import idempotency
 from composer.models import RotationDraft, RotationEdit
+from composer.records import Records
 from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
 from composer.serialize import rotation_json
 from composer.validation import validated
 from composer.versions import (
     Decision,
     check_if_match,
-    decide_and_write,
+    content_update,
     merge_edit,
-    read,
     version_of,
 )
 from core import logs
@@ -36,7 +34,6 @@ from core.errors import Conflict
 from core.models import rotation_delivery_id
 from core.rotation import cursor_after_edit
 from core.runtime import Runtime
-from core.shards import shard_of
 from core.store import DELIVERIES, ROTATIONS
 
 _REQUIRED = tuple(
@@ -51,34 +48,19 @@ _REQUIRED = tuple(
 )
 
 
-def get_rotation(rt: Runtime, rotation_id: str) -> dict[str, Any]:
-    snap = read(rt.db.collection(ROTATIONS).document(rotation_id), "rotation")
-    return rotation_json(rotation_id, snap.to_dict() or {})
+ROTATION_RECORDS = Records(ROTATIONS, "rotation", rotation_json)
 
 
 def create_rotation(
     rt: Runtime, draft: RotationDraft, key: idempotency.Fresh | None = None
 ) -> dict[str, Any]:
     now = rt.clock.now()
-    reference = rt.db.collection(ROTATIONS).document()
+    reference = ROTATION_RECORDS.new(rt)
     plan = check_rotation(draft, reference.id, now)
     # With no `last_processed_date`, today's turn is open: created after today's send_time
     # on a turn day, the rotation is due at once and posts today's turn at the next tick.
-    doc = (
-        plan.content
-        | RotationWrite(
-            next_run_at=plan.next_run_at,
-            shard=shard_of(reference.id, rt.settings.shards),
-            created_at=now,
-            updated_at=now,
-            version=1,
-        ).to_document()
-    )
-    batch = rt.db.batch()
-    batch.create(reference, doc)
-    if key is not None:
-        idempotency.record(rt.db, batch, key, reference.id, now)
-    batch.commit()
+    fields = RotationWrite(next_run_at=plan.next_run_at, created_at=now)
+    doc = ROTATION_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now)
     logs.info(
         "rotation created",
         rotation_id=reference.id,
@@ -100,16 +82,7 @@ def edit_rotation(
         check_if_match(data, if_match)
         return Decision(_edited(rt, rotation_id, data, edit))
 
-    reference = rt.db.collection(ROTATIONS).document(rotation_id)
-    after = decide_and_write(rt.db, reference, "rotation", decide)
-    logs.info(
-        "rotation edited",
-        rotation_id=rotation_id,
-        version=after.get(RotationField.VERSION),
-        status=after.get(RotationField.STATUS),
-        next_run_at=after.get(RotationField.NEXT_RUN_AT),
-    )
-    return rotation_json(rotation_id, after)
+    return ROTATION_RECORDS.edit(rt, rotation_id, decide)
 
 
 def _edited(
@@ -133,10 +106,7 @@ def _edited(
     draft: RotationDraft = validated(RotationDraft, merged)
     kept = {name: value for name, value in data.items() if name not in ROTATION_FIELDS}
     plan = check_rotation(draft, rotation_id, now, kept)
-    update: dict[str, Any] = dict(plan.content)
-    for name in ROTATION_FIELDS:
-        if name in data and name not in plan.content:
-            update[name] = firestore.DELETE_FIELD
+    update = content_update(data, plan.content, ROTATION_FIELDS)
     # Recomputed from now on every edit: a day whose post failed definitively opens again,
     # and a resumed rotation takes today's turn if it is still open.
     system = RotationWrite(

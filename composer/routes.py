@@ -31,7 +31,7 @@ from composer.answers import (
 from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
 from composer.listing import MessageQuery, PageQuery
-from composer.messages import cancel_message, create_message, edit_message, get_message
+from composer.messages import MESSAGE_RECORDS, cancel_message, create_message, edit_message
 from composer.models import (
     EventBody,
     MessageDraft,
@@ -46,7 +46,7 @@ from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
-from composer.rotations import create_rotation, edit_rotation, get_rotation
+from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
 from core.documents.responses import ResponseField
@@ -57,6 +57,7 @@ from core.settings import Settings
 from core.store import is_document_id
 
 Answer = tuple[Any, int]
+Handler = Callable[..., Answer]
 # Each retry follows a concurrent create with the same Idempotency-Key.
 _CREATE_TRIES = 3
 
@@ -65,17 +66,15 @@ _CREATE_TRIES = 3
 
 
 def _post_message(request: flask.Request, rt: Runtime) -> Answer:
-    return _create(request, rt, "POST /messages", MessageDraft, create_message, get_message)
+    return _create(request, rt, "POST /messages", MessageDraft, create_message, MESSAGE_RECORDS.get)
 
 
 def _get_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    return get_message(rt, ident), 200
+    return MESSAGE_RECORDS.get(rt, ident), 200
 
 
 def _put_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    if_match = if_match_from(request.headers)
-    edit = parse_body(request, MessageEdit, optional=False)
-    return edit_message(rt, ident, edit, if_match), 200
+    return _edit(request, rt, ident, MessageEdit, edit_message)
 
 
 def _delete_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
@@ -101,9 +100,7 @@ def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
 
 
 def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    problems = Problems()
-    page = listing.page_from(request.args, problems)
-    problems.raise_if_any()
+    page = _page_from(request)
     return listing.list_deliveries(rt, ident, page), 200
 
 
@@ -122,30 +119,26 @@ def _preview(request: flask.Request, rt: Runtime) -> Answer:
 
 
 def _post_rotation(request: flask.Request, rt: Runtime) -> Answer:
-    return _create(request, rt, "POST /rotations", RotationDraft, create_rotation, get_rotation)
+    return _create(
+        request, rt, "POST /rotations", RotationDraft, create_rotation, ROTATION_RECORDS.get
+    )
 
 
 def _get_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    return get_rotation(rt, ident), 200
+    return ROTATION_RECORDS.get(rt, ident), 200
 
 
 def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    if_match = if_match_from(request.headers)
-    edit = parse_body(request, RotationEdit, optional=False)
-    return edit_rotation(rt, ident, edit, if_match), 200
+    return _edit(request, rt, ident, RotationEdit, edit_rotation)
 
 
 def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
-    problems = Problems()
-    page = listing.page_from(request.args, problems)
-    problems.raise_if_any()
+    page = _page_from(request)
     return listing.list_rotations(rt, page), 200
 
 
 def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
-    problems = Problems()
-    page = listing.page_from(request.args, problems)
-    problems.raise_if_any()
+    page = _page_from(request)
     return listing.list_rotation_days(rt, ident, page), 200
 
 
@@ -178,19 +171,54 @@ def _post_event(request: flask.Request, rt: Runtime) -> Answer:
 
 # --- the table ----------------------------------------------------------------------------
 
-_EDIT = (400, 404, 409, 412)
-ROUTES: tuple[Route, ...] = (
-    Route(
+_CHANGE = (400, 404, 409, 412)
+
+
+def _creates(
+    path: str, handler: Handler, summary: str, answer: type[BaseModel], body: type[BaseModel]
+) -> Route:
+    """A create: 201 with the new record; a retry with the same `Idempotency-Key` answers
+    the first one's record (400: a bad body or key; 409: a concurrent first use of it)."""
+    return Route(
         "POST",
-        "/messages",
-        _post_message,
-        "Schedule a message",
-        Message,
+        path,
+        handler,
+        summary,
+        answer,
         201,
-        body=MessageDraft,
+        body=body,
         headers=(IDEMPOTENCY_KEY,),
         errors=(400, 409),
-    ),
+    )
+
+
+def _changes(
+    method: str,
+    path: str,
+    handler: Handler,
+    summary: str,
+    answer: type[BaseModel],
+    body: type[BaseModel] | None = None,
+) -> Route:
+    """A change to a stored record, decided on a fresh read, under `If-Match` when given:
+    400, 404, 409 (claimed, or not allowed in its status) and 412 (changed since)."""
+    return Route(
+        method, path, handler, summary, answer, body=body, headers=(IF_MATCH,), errors=_CHANGE
+    )
+
+
+def _reads(path: str, handler: Handler, summary: str, answer: type[BaseModel]) -> Route:
+    """A read of one stored record: 404 without it."""
+    return Route("GET", path, handler, summary, answer, errors=(404,))
+
+
+def _pages_of(path: str, handler: Handler, summary: str, answer: type[BaseModel]) -> Route:
+    """Pages of what one stored record has (its deliveries, its answers): 404 without it."""
+    return Route("GET", path, handler, summary, answer, query=PageQuery, errors=(404,))
+
+
+ROUTES: tuple[Route, ...] = (
+    _creates("/messages", _post_message, "Schedule a message", Message, MessageDraft),
     Route(
         "GET",
         "/messages",
@@ -199,62 +227,22 @@ ROUTES: tuple[Route, ...] = (
         MessagePage,
         query=MessageQuery,
     ),
-    Route("GET", "/messages/{id}", _get_message, "Read a message", Message, errors=(404,)),
-    Route(
-        "PUT",
-        "/messages/{id}",
-        _put_message,
-        "Edit a message in place",
-        Message,
-        body=MessageEdit,
-        headers=(IF_MATCH,),
-        errors=_EDIT,
+    _reads("/messages/{id}", _get_message, "Read a message", Message),
+    _changes(
+        "PUT", "/messages/{id}", _put_message, "Edit a message in place", Message, MessageEdit
     ),
-    Route(
-        "DELETE",
-        "/messages/{id}",
-        _delete_message,
-        "Cancel a message",
-        Message,
-        headers=(IF_MATCH,),
-        errors=_EDIT,
+    _changes("DELETE", "/messages/{id}", _delete_message, "Cancel a message", Message),
+    _pages_of(
+        "/messages/{id}/deliveries", _list_deliveries, "A message's delivery history", DeliveryPage
     ),
-    Route(
-        "GET",
-        "/messages/{id}/deliveries",
-        _list_deliveries,
-        "A message's delivery history",
-        DeliveryPage,
-        query=PageQuery,
-        errors=(404,),
-    ),
-    Route(
-        "GET",
+    _pages_of(
         "/messages/{id}/responses",
         _list_responses,
         "The answers to a message's buttons",
         ButtonResponsePage,
-        query=PageQuery,
-        errors=(404,),
     ),
-    Route(
-        "POST",
-        "/messages/{id}/pause",
-        _pause_message,
-        "Pause a message",
-        Message,
-        headers=(IF_MATCH,),
-        errors=_EDIT,
-    ),
-    Route(
-        "POST",
-        "/messages/{id}/resume",
-        _resume_message,
-        "Resume a paused message",
-        Message,
-        headers=(IF_MATCH,),
-        errors=_EDIT,
-    ),
+    _changes("POST", "/messages/{id}/pause", _pause_message, "Pause a message", Message),
+    _changes("POST", "/messages/{id}/resume", _resume_message, "Resume a paused message", Message),
     Route(
         "POST",
         "/preview",
@@ -265,17 +253,7 @@ ROUTES: tuple[Route, ...] = (
         query=CountQuery,
         errors=(400,),
     ),
-    Route(
-        "POST",
-        "/rotations",
-        _post_rotation,
-        "Create a rotation",
-        Rotation,
-        201,
-        body=RotationDraft,
-        headers=(IDEMPOTENCY_KEY,),
-        errors=(400, 409),
-    ),
+    _creates("/rotations", _post_rotation, "Create a rotation", Rotation, RotationDraft),
     Route(
         "GET",
         "/rotations",
@@ -284,17 +262,8 @@ ROUTES: tuple[Route, ...] = (
         RotationPage,
         query=PageQuery,
     ),
-    Route("GET", "/rotations/{id}", _get_rotation, "Read a rotation", Rotation, errors=(404,)),
-    Route(
-        "PUT",
-        "/rotations/{id}",
-        _put_rotation,
-        "Edit a rotation",
-        Rotation,
-        body=RotationEdit,
-        headers=(IF_MATCH,),
-        errors=_EDIT,
-    ),
+    _reads("/rotations/{id}", _get_rotation, "Read a rotation", Rotation),
+    _changes("PUT", "/rotations/{id}", _put_rotation, "Edit a rotation", Rotation, RotationEdit),
     Route(
         "POST",
         "/rotations/{id}/preview",
@@ -306,33 +275,20 @@ ROUTES: tuple[Route, ...] = (
         query=CountQuery,
         errors=(400, 404),
     ),
-    Route(
-        "GET",
+    _pages_of(
         "/rotations/{id}/deliveries",
         _list_rotation_days,
         "A rotation's days: posted, skipped and why",
         RotationDayPage,
-        query=PageQuery,
-        errors=(404,),
     ),
-    Route(
-        "GET",
+    _pages_of(
         "/rotations/{id}/responses",
         _list_rotation_responses,
         "The answers to a rotation's buttons",
         ButtonResponsePage,
-        query=PageQuery,
-        errors=(404,),
     ),
     Route("GET", "/categories", _list_categories, "List message categories", CategoryList),
-    Route(
-        "GET",
-        "/preferences/{id}",
-        _get_preferences,
-        "A person's preferences",
-        Preferences,
-        errors=(404,),
-    ),
+    _reads("/preferences/{id}", _get_preferences, "A person's preferences", Preferences),
     Route(
         "PUT",
         "/preferences/{id}",
@@ -415,11 +371,29 @@ def _create(
     raise Conflict("concurrent requests kept racing for this Idempotency-Key; try again")
 
 
-def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, ident: str) -> Answer:
-    """`GET /messages/{id}/responses` and `GET /rotations/{id}/responses`: a page of answers."""
+def _edit(
+    request: flask.Request,
+    rt: Runtime,
+    ident: str,
+    model: type[BaseModel],
+    edit: Callable[..., dict[str, Any]],
+) -> Answer:
+    """An edit in place of the record `ident`: the body as `model`, under `If-Match`."""
+    if_match = if_match_from(request.headers)
+    return edit(rt, ident, parse_body(request, model, optional=False), if_match), 200
+
+
+def _page_from(request: flask.Request) -> listing.Page:
+    """The page a listing with no other query parameters asks for (422 naming each bad one)."""
     problems = Problems()
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
+    return page
+
+
+def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, ident: str) -> Answer:
+    """`GET /messages/{id}/responses` and `GET /rotations/{id}/responses`: a page of answers."""
+    page = _page_from(request)
     return listing.list_responses(rt, subject, ident, page), 200
 
 

@@ -140,3 +140,12 @@ def merge_edit(
         else:
             merged[name] = value
     return given, merged
+
+
+def content_update(
+    data: dict[str, Any], content: dict[str, Any], fields: tuple[str, ...]
+) -> dict[str, Any]:
+    """The update that makes the stored caller-owned `fields` of `data` the edited
+    `content`: its values, and a delete of each stored field the edit removed."""
+    removed = {name: firestore.DELETE_FIELD for name in fields if name in data}
+    return removed | content

@@ -22,17 +22,19 @@ class HttpError(AppError):
     status: int = 500
     code: str = "internal"
 
-    def __init__(self, message: str, details: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        details: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.details = details or []
+        self.headers = headers or {}  # response headers the status calls for
 
     def body(self) -> dict[str, Any]:
         return {"error": self.code, "message": self.message, "details": self.details}
-
-    def headers(self) -> dict[str, str]:
-        """Response headers the status calls for."""
-        return {}
 
 
 class BadRequest(HttpError):
@@ -53,11 +55,7 @@ class MethodNotAllowed(HttpError):
     status, code = 405, "method_not_allowed"
 
     def __init__(self, message: str, allowed: list[str]) -> None:
-        super().__init__(message)
-        self.allowed = allowed
-
-    def headers(self) -> dict[str, str]:
-        return {"Allow": ", ".join(self.allowed)}
+        super().__init__(message, headers={"Allow": ", ".join(allowed)})
 
 
 class Conflict(HttpError):
@@ -80,11 +78,8 @@ class Unavailable(HttpError):
     status, code = 503, "unavailable"
 
     def __init__(self, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-    def headers(self) -> dict[str, str]:
-        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        wait = {} if retry_after is None else {"Retry-After": str(retry_after)}
+        super().__init__(message, headers=wait)
 
 
 class DocumentError(AppError):

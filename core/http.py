@@ -73,7 +73,7 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
         body, status = handler(request, settings)
     except HttpError as exc:
         answer = _error(ErrorBody.model_validate(exc.body()), exc.status)
-        answer.headers.update(exc.headers())
+        answer.headers.update(exc.headers)
         return answer
     except HTTPException as exc:
         return framework_answer(exc)

@@ -221,6 +221,16 @@ class _Budget:
             yield value
 
 
+def _spending(dayset: str) -> Callable[..., Any]:
+    """dateutil's method `dayset`, spending one period of the budget on each call."""
+
+    def counted(self: _CountingInfo, *args: int) -> Any:
+        self.spend()
+        return getattr(super(_CountingInfo, self), dayset)(*args)
+
+    return counted
+
+
 class _CountingInfo(dateutil_rrule._iterinfo):
     """dateutil's calendar helper; each `*dayset` call is one period examined. Its week
     numbers are RFC 5545's (module doc)."""
@@ -234,21 +244,10 @@ class _CountingInfo(dateutil_rrule._iterinfo):
         if new_year and rule._byweekno:
             self.wnomask = _week_mask(year, rule._wkst, frozenset(rule._byweekno))
 
-    def ydayset(self, *args: int) -> Any:
-        self.spend()
-        return super().ydayset(*args)
-
-    def mdayset(self, *args: int) -> Any:
-        self.spend()
-        return super().mdayset(*args)
-
-    def wdayset(self, *args: int) -> Any:
-        self.spend()
-        return super().wdayset(*args)
-
-    def ddayset(self, *args: int) -> Any:
-        self.spend()
-        return super().ddayset(*args)
+    ydayset = _spending("ydayset")
+    mdayset = _spending("mdayset")
+    wdayset = _spending("wdayset")
+    ddayset = _spending("ddayset")
 
 
 def _week_mask(year: int, wkst: int, weeknos: frozenset[int]) -> list[int]:

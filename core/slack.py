@@ -148,6 +148,19 @@ def delivery_metadata(delivery_id: str) -> dict[str, Any]:
     return {"event_type": EVENT_TYPE, "event_payload": {"delivery_id": delivery_id}}
 
 
+def _message(
+    channel: str, text: str, blocks: list[dict[str, Any]] | None, delivery_id: str
+) -> dict[str, Any]:
+    """A message as chat.postMessage and chat.update take it: every post and update of
+    ours carries its delivery's metadata."""
+    return {
+        "channel": channel,
+        "text": text,
+        "blocks": blocks,
+        "metadata": delivery_metadata(delivery_id),
+    }
+
+
 class Witness(enum.Enum):
     """What Slack's own history says about one delivery_id."""
 
@@ -340,16 +353,8 @@ class SlackTransport:
     ) -> PostResult:
         """chat.update of our message `ts` in `channel` (its metadata kept); DELIVERED when
         Slack took it."""
-        answer = self._call(
-            Method.UPDATE,
-            lambda: self._client.chat_update(
-                channel=channel,
-                ts=ts,
-                text=text,
-                blocks=blocks,
-                metadata=delivery_metadata(delivery_id),
-            ),
-        )
+        message = _message(channel, text, blocks, delivery_id)
+        answer = self._call(Method.UPDATE, lambda: self._client.chat_update(ts=ts, **message))
         if isinstance(answer, PostResult):
             return answer
         return PostResult(Outcome.DELIVERED, ts=ts)
@@ -363,15 +368,9 @@ class SlackTransport:
     ) -> PostResult:
         # Anything that raises before an answer is classified (a dropped connection: the
         # post may have landed, AMBIGUOUS).
+        message = _message(channel, text, blocks, delivery_id)
         response = self._call(
-            Method.POST_MESSAGE,
-            lambda: self._client.chat_postMessage(
-                channel=channel,
-                text=text,
-                blocks=blocks,
-                metadata=delivery_metadata(delivery_id),
-            ),
-            channel,
+            Method.POST_MESSAGE, lambda: self._client.chat_postMessage(**message), channel
         )
         if isinstance(response, PostResult):
             return response

@@ -33,8 +33,10 @@ import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType
 from typing import Self
+
+from emulator.service import Service
 
 __all__ = ["BINARY_PATH_ENV", "FirestoreEmulator", "clear"]
 
@@ -191,7 +193,7 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-class FirestoreEmulator:
+class FirestoreEmulator(Service):
     """One emulator process (group) on host:port; port 0 picks a free one. Another emulator
     of the Cloud SDK that answers `GET /` with "Ok" is run the same way by overriding `name`
     and `command` (emulator.pubsub)."""
@@ -328,14 +330,6 @@ class FirestoreEmulator:
         if self._process is None:
             self.start()
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

@@ -123,16 +123,17 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType, TracebackType
-from typing import Any
+from types import FrameType
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
+from emulator.service import Service
 from emulator.slack_channels import ChannelState
 from emulator.slack_clicks import click_payload, form_body, signed_headers
 from emulator.slack_faults import Fault as Fault
@@ -225,9 +226,10 @@ class _ArmedFault:
 
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+_State = TypeVar("_State", ChannelState, UserState)
 
 
-class SlackStandIn:
+class SlackStandIn(Service):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -295,17 +297,6 @@ class SlackStandIn:
         thread.join()
         self._server = self._thread = None
 
-    def __enter__(self) -> SlackStandIn:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     @property
     def port(self) -> int:
         if self._server is None:
@@ -345,20 +336,22 @@ class SlackStandIn:
     def set_channel(
         self, channel: str, *, exists: bool = True, archived: bool = False, member: bool = True
     ) -> None:
-        state = ChannelState(exists, archived, member)
-        if not all(isinstance(flag, bool) for flag in (exists, archived, member)):
-            raise ValueError(f"exists, archived and member are true or false, got {state}")
-        with self._lock:
-            self._channels[channel] = state
+        self._set_state(self._channels, channel, ChannelState(exists, archived, member))
 
     def set_user(
         self, user: str, *, exists: bool = True, deactivated: bool = False, bot: bool = False
     ) -> None:
-        state = UserState(exists, deactivated, bot)
-        if not all(isinstance(flag, bool) for flag in (exists, deactivated, bot)):
-            raise ValueError(f"exists, deactivated and bot are true or false, got {state}")
+        self._set_state(self._users, user, UserState(exists, deactivated, bot))
+
+    def _set_state(self, states: dict[str, _State], key: str, state: _State) -> None:
+        """Records `state` for a channel or a user once each of its flags is true or false
+        (ValueError naming them otherwise)."""
+        names = [field.name for field in fields(state)]
+        if not all(isinstance(getattr(state, name), bool) for name in names):
+            listed = f"{', '.join(names[:-1])} and {names[-1]}"
+            raise ValueError(f"{listed} are true or false, got {state}")
         with self._lock:
-            self._users[user] = state
+            states[key] = state
 
     def calls(self, method: str) -> int:
         """How many authenticated calls of `method` reached the stand-in, whatever it

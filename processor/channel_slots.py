@@ -30,6 +30,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.documents.channel_pacing import PacingField, SlotWrite
+from core.documents.write import write_as_read
 from core.models import CHANNEL_ID, USER_ID
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
@@ -79,11 +80,7 @@ class Slot:
             updated_at=now,
             expires_at=now + KEEP,
         ).to_document()
-        if self.version is None:
-            batch.create(self.ref, fields)
-        else:
-            option = firestore.Client.write_option(last_update_time=self.version)
-            batch.update(self.ref, fields, option=option)
+        write_as_read(batch, self.ref, fields, self.version)
 
 
 def take_slots(batch: NamedBatch, slots: tuple[Slot, ...], worker: str, now: datetime) -> None:

@@ -40,45 +40,38 @@ class Dispatcher(Protocol):
         ...
 
 
+@dataclass(frozen=True)
 class InProcess:
     """Claims and sends on the pass's thread pool; one document's trouble is logged and
     counted, never raised (anything it claimed stays under its lease for reconciliation)."""
 
-    def __init__(
-        self,
-        rt: Runtime,
-        pool: Executor,
-        slots: ChannelSlots,
-        counts: Counter[str],
-        claim_and_send: ClaimAndSend,
-    ) -> None:
-        self._rt = rt
-        self._pool = pool
-        self._slots = slots
-        self._counts = counts
-        self._claim_and_send = claim_and_send
+    rt: Runtime
+    pool: Executor
+    slots: ChannelSlots
+    counts: Counter[str]
+    claim_and_send: ClaimAndSend
 
     def start(self, lane: Lane, snap: Snapshot) -> Future[Done]:
-        return self._pool.submit(self._one, snap, lane.slot_channel)
+        return self.pool.submit(self._one, snap, lane.slot_channel)
 
     def _one(self, snap: Snapshot, slotted: str | None) -> Done:
-        started = self._rt.clock.now()
-        slots = self._slots.for_claim(slotted, started) if slotted else ()
+        started = self.rt.clock.now()
+        slots = self.slots.for_claim(slotted, started) if slotted else ()
         try:
-            outcome = self._claim_and_send(self._rt, snap, slots)
+            outcome = self.claim_and_send(self.rt, snap, slots)
         except Exception as exc:
-            raised(self._counts, [snap.id], exc)
+            raised(self.counts, [snap.id], exc)
             return Done(None, None)
         if isinstance(outcome, Sent):
-            self._slots.claimed(slots, outcome.claim.slot_versions, started)
+            self.slots.claimed(slots, outcome.claim.slot_versions, started)
             with COUNTS_LOCK:
-                self._counts["claimed"] += 1
-            return Done(outcome.answered_at or self._rt.clock.now(), outcome)
+                self.counts["claimed"] += 1
+            return Done(outcome.answered_at or self.rt.clock.now(), outcome)
         retry_at = None
         if outcome is Result.DUPLICATE and slotted:
-            now = self._rt.clock.now()
-            self._slots.lost(slots, now)
-            retry_at = self._slots.next_post_at(slotted, now)
+            now = self.rt.clock.now()
+            self.slots.lost(slots, now)
+            retry_at = self.slots.next_post_at(slotted, now)
         with COUNTS_LOCK:
-            tally(self._counts, outcome)
+            tally(self.counts, outcome)
         return Done(None, outcome, retry_at)

@@ -14,6 +14,8 @@ from typing import Any, Final, Literal
 
 from google.cloud import firestore
 
+from core.named_batch import NamedBatch
+
 
 class Sentinel(enum.Enum):
     UNSET = "unset"
@@ -59,3 +61,19 @@ def stored(value: Any) -> Any:
     if hasattr(value, "to_document"):
         return value.to_document()
     return value
+
+
+def write_as_read(
+    batch: firestore.WriteBatch | NamedBatch,
+    reference: firestore.DocumentReference,
+    fields: dict[str, Any],
+    read_at: Any | None,
+) -> None:
+    """Adds to `batch` a write of `fields` that lands only on the document as it was read:
+    a create() when it was read absent (`read_at` None), else an update() conditioned on the
+    update time it was read at. Either way a writer that came in between fails the batch."""
+    if read_at is None:
+        batch.create(reference, fields)
+    else:
+        option = firestore.Client.write_option(last_update_time=read_at)
+        batch.update(reference, fields, option=option)
