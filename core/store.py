@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_document import DocumentSnapshot
+from google.cloud.firestore_v1.base_query import FieldFilter
 
 Snapshot = DocumentSnapshot[firestore.DocumentReference]
 
@@ -68,3 +70,16 @@ def read_in_order(db: firestore.Client, *refs: firestore.DocumentReference) -> l
 def existing_ids(db: firestore.Client, refs: list[firestore.DocumentReference]) -> set[str]:
     """Which of `refs` exist, in one round trip."""
     return {doc.id for doc in db.get_all(refs) if doc.exists}
+
+
+def newest_entry(db: firestore.Client, subject: str, subject_id: str, order: str) -> Any:
+    """The `order` field (an occurrence's instant or day) of the newest ledger entry whose
+    `subject` field (`message_id`, `rotation_id`) is `subject_id`; None without one. Through
+    the (subject, order desc) index the deliveries listings use."""
+    query = (
+        db.collection(DELIVERIES)
+        .where(filter=FieldFilter(subject, "==", subject_id))
+        .order_by(order, direction=firestore.Query.DESCENDING)
+        .limit(1)
+    )
+    return next((snap.get(order) for snap in query.stream()), None)

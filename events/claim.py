@@ -31,6 +31,7 @@ from core.documents.deliveries import (
     LedgerStatus,
     LedgerWrite,
     Occurrence,
+    entry_lease,
     new_entry,
 )
 from core.documents.events import EventField, EventStatus, EventWrite
@@ -210,8 +211,7 @@ class EventPlan:
     ) -> EventWrite:
         status = entry.get(LedgerField.STATUS)
         if status == LedgerStatus.CLAIMED:
-            worker, expires = entry.get(LedgerField.WORKER), entry.get(LedgerField.LEASE_EXPIRES_AT)
-            lease = Lease(worker, expires, self.event.created_at)
+            lease = entry_lease(entry, self.event.created_at)
             return EventWrite(status=EventStatus.SENDING, lease=lease)
         return EventWrite(status=_SETTLED.get(str(status), EventStatus.FAILED))
 

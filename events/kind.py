@@ -25,30 +25,24 @@ from core.event import Event
 from core.models import event_delivery_id
 from core.queues import Queue
 from core.runtime import Runtime
-from core.slack import Outcome
 from core.store import EVENTS, Snapshot
 from events.claim import plan_retry
 from formatting.slack_text import SlackMessage, to_slack
 from processor.abc import Claim, Doc, Kind, Planned
-from processor.gates import Gates, read_gates, settled_writes
+from processor.gated_rules import GatedRules
+from processor.gates import Gates
 from processor.occurrence_kind import (
     Delivered,
     OccurrenceKind,
-    OccurrenceRules,
-    Others,
     Statuses,
     Words,
 )
 from processor.outcome import Result
 
 
-class EventRules(OccurrenceRules[Event, Gates]):
+class EventRules(GatedRules[Event]):
     def plan(self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None) -> Planned[Event]:
         return plan_retry(rt, kind, snap, ahead)
-
-    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
-        """The gates' documents of the page's events to people, in one batched read."""
-        return read_gates(rt.db, [snap.to_dict() or {} for snap in due])
 
     def delivered(
         self, subject: Event, occurrence_at: datetime, ts: str | None, now: datetime
@@ -82,10 +76,6 @@ class EventRules(OccurrenceRules[Event, Gates]):
         user = {} if subject.user is None else {"user": subject.user}
         return {"event_key": subject.key, **user}
 
-    def beside(self, claim: Claim[Event], outcome: Outcome) -> Others:
-        # What the claim reserved for the person's gates: given back, or kept.
-        return settled_writes(claim.subject, claim.delivery_id, outcome)
-
     def occurrence(self, subject: Event) -> datetime | None:
         return subject.created_at  # one event, one occurrence
 
@@ -95,8 +85,6 @@ EVENT_KIND: OccurrenceKind[Event, Gates] = OccurrenceKind(
     id_field=LedgerField.EVENT_ID,
     queue=Queue(EVENTS, (EventStatus.PENDING,), EventStatus.SENDING),
     statuses=Statuses(
-        waiting=(EventStatus.PENDING,),
-        sending=EventStatus.SENDING,
         failed=EventStatus.FAILED,
         unconfirmed=EventStatus.UNCONFIRMED,
         every=frozenset(EventStatus),

@@ -24,7 +24,6 @@ from core.models import Message, message_delivery_id
 from core.queues import Queue
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
-from core.slack import Outcome
 from core.store import MESSAGES, Snapshot
 from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage, to_slack
@@ -33,12 +32,11 @@ from messages.claim import plan_message
 from messages.preview import preview_messages
 from messages.settle import refuse_unless_current
 from processor.abc import Claim, Doc, Kind, Planned, Settle
-from processor.gates import Gates, read_gates, settled_writes
+from processor.gated_rules import GatedRules
+from processor.gates import Gates
 from processor.occurrence_kind import (
     Delivered,
     OccurrenceKind,
-    OccurrenceRules,
-    Others,
     Statuses,
     Words,
 )
@@ -51,15 +49,11 @@ _DELIVERED = {
 }
 
 
-class MessageRules(OccurrenceRules[Message, Gates]):
+class MessageRules(GatedRules[Message]):
     def plan(
         self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None
     ) -> Planned[Message]:
         return plan_message(rt, kind, snap, ahead)
-
-    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> Gates:
-        """The gates' documents of the page's messages to people, in one batched read."""
-        return read_gates(rt.db, [snap.to_dict() or {} for snap in due])
 
     def delivered(
         self, subject: Message, occurrence_at: datetime, ts: str | None, now: datetime
@@ -95,10 +89,6 @@ class MessageRules(OccurrenceRules[Message, Gates]):
             return message.to_dm(dm)
         return message
 
-    def beside(self, claim: Claim[Message], outcome: Outcome) -> Others:
-        # What the claim reserved for the person's gates: given back, or kept.
-        return settled_writes(claim.subject, claim.delivery_id, outcome)
-
     def settle_check(self, rt: Runtime, action: Settle, entry: Doc, data: Doc) -> None:
         refuse_unless_current(rt, action.delivery_id, entry, data)
 
@@ -119,8 +109,6 @@ MESSAGE_KIND: OccurrenceKind[Message, Gates] = OccurrenceKind(
     # A message to a person has `user` and no `channel` until its claim opens their DM.
     queue=Queue(MESSAGES, tuple(WAITING), Status.SENDING, (CHANNEL, USER)),
     statuses=Statuses(
-        waiting=tuple(WAITING),
-        sending=Status.SENDING,
         failed=Status.FAILED,
         unconfirmed=Status.UNCONFIRMED,
         every=frozenset(Status),

@@ -11,7 +11,13 @@ from typing import Any
 from google.cloud import firestore
 
 from core.actions import to_document
-from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, PinnedPost
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerStatus,
+    LedgerWrite,
+    PinnedPost,
+    entry_lease,
+)
 from core.documents.leases import Lease
 from core.documents.messages import MessageWrite, Status
 from core.documents.write import UNSET, Unset
@@ -79,10 +85,8 @@ class MessagePlan:
     ) -> MessageWrite:
         status = entry.get(LedgerField.STATUS)
         if status == LedgerStatus.CLAIMED:
-            worker, expires = entry.get(LedgerField.WORKER), entry.get(LedgerField.LEASE_EXPIRES_AT)
-            update = MessageWrite(
-                status=Status.SENDING, lease=Lease(worker, expires, self.occurrence_at)
-            )
+            lease = entry_lease(entry, self.occurrence_at)
+            update = MessageWrite(status=Status.SENDING, lease=lease)
         elif status == LedgerStatus.UNCONFIRMED:
             update = MessageWrite(status=Status.UNCONFIRMED)
         else:  # sent or skipped: that occurrence is done, move past it

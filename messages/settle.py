@@ -12,15 +12,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from google.cloud import firestore
-from google.cloud.firestore_v1.base_query import FieldFilter
-
 from core.documents.deliveries import LedgerField
 from core.documents.leases import LeaseField, lease_of
 from core.documents.messages import MessageField, Status
 from core.models import message_delivery_id
 from core.runtime import Runtime
-from core.store import DELIVERIES
+from core.store import newest_entry
 from processor.settle import SettleRefused
 
 
@@ -32,22 +29,10 @@ def refuse_unless_current(
     if status == Status.SENDING:
         current = lease_of(data).get(LeaseField.OCCURRENCE_AT)
     else:
-        current = newest_occurrence(rt.db, message_id)
+        current = newest_entry(rt.db, LedgerField.MESSAGE_ID, message_id, LedgerField.OCCURRENCE_AT)
     if current != entry.get(LedgerField.OCCURRENCE_AT):
         on = message_delivery_id(message_id, current) if isinstance(current, datetime) else None
         raise SettleRefused(
             f"delivery {delivery_id!r} is not the current occurrence of message "
             f"{message_id!r}: the message is {status!r} on {on!r}; settle that one instead"
         )
-
-
-def newest_occurrence(db: firestore.Client, message_id: str) -> Any:
-    """The occurrence of the message's newest ledger entry (None without one), through the
-    (message_id, occurrence_at desc) index that the deliveries listing uses."""
-    query = (
-        db.collection(DELIVERIES)
-        .where(filter=FieldFilter(LedgerField.MESSAGE_ID, "==", message_id))
-        .order_by(LedgerField.OCCURRENCE_AT, direction=firestore.Query.DESCENDING)
-        .limit(1)
-    )
-    return next((s.get(LedgerField.OCCURRENCE_AT) for s in query.stream()), None)

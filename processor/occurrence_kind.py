@@ -66,21 +66,15 @@ class Addressed(Protocol):
 
 @dataclass(frozen=True)
 class Statuses:
-    """The statuses a subject stores: `waiting` ones are due at `next_run_at`; `sending`
-    holds a lease; a failed send ends `failed`, an unverifiable one `unconfirmed`. `every`:
-    all the kind knows; `live`: those a pass may still send from (each must be in a shard
-    the due scan reads)."""
+    """The statuses a subject stores besides the queue's (`waiting` ones are due, `sending`
+    holds a lease: core.queues.Queue): a failed send ends `failed`, an unverifiable one
+    `unconfirmed`; `every`: all the kind knows; `live`: those a pass may still send from
+    (each must be in a shard the due scan reads)."""
 
-    waiting: tuple[enum.StrEnum, ...]
-    sending: enum.StrEnum
     failed: enum.StrEnum
     unconfirmed: enum.StrEnum
     every: frozenset[str]
     live: frozenset[str]
-
-    def settleable(self) -> tuple[enum.StrEnum, ...]:
-        """What an operator may settle: a send in flight, parked, or failed."""
-        return (self.sending, self.unconfirmed, self.failed)
 
 
 @dataclass(frozen=True)
@@ -181,9 +175,19 @@ class OccurrenceKind(Generic[S, A]):
     fences_subject: bool = True
     summary_key: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.queue.sending is None:
+            raise ValueError(f"{self.name}: a single-occurrence kind leases in a status")
+
     @property
     def collection(self) -> str:
         return self.queue.collection
+
+    @property
+    def sending(self) -> str:
+        """The status of a subject under a lease."""
+        assert self.queue.sending is not None  # __post_init__
+        return self.queue.sending
 
     @property
     def noun(self) -> str:
@@ -299,7 +303,7 @@ class OccurrenceKind(Generic[S, A]):
     def still_leased(self, claim: Claim[S], subject: Doc) -> bool:
         lease = lease_of(subject)
         return (
-            subject.get(SubjectField.STATUS) == self.statuses.sending
+            subject.get(SubjectField.STATUS) == self.sending
             and lease.get(LeaseField.OWNER) == claim.owner
             and lease.get(LeaseField.OCCURRENCE_AT) == claim.occurrence_at
         )
@@ -330,7 +334,7 @@ class OccurrenceKind(Generic[S, A]):
         due now on the same occurrence, claimed again through the same ledger entry."""
         status = subject.get(SubjectField.STATUS)
         subject_id = str(entry.get(self.id_field))
-        if status not in self.statuses.settleable():
+        if status not in (self.sending, self.statuses.unconfirmed, self.statuses.failed):
             raise SettleRefused(
                 f"delivery {action.delivery_id!r} is not the current occurrence of "
                 f"{self.name.value} {subject_id!r}: it is {status!r}; it has moved on"
@@ -372,15 +376,13 @@ class OccurrenceKind(Generic[S, A]):
         status = data.get(SubjectField.STATUS)
         if not isinstance(status, str) or status not in self.statuses.every:
             return unknown_status(self.collection, doc_id, status, self.statuses.every)
-        if status not in (*self.statuses.waiting, self.statuses.sending) or data.get(
-            SubjectField.DELETED
-        ):
+        if status not in (*self.queue.waiting, self.sending) or data.get(SubjectField.DELETED):
             return None  # settled, deleted, parked for a person, or paused: nothing to send
         try:
             subject = self.parse(doc_id, data)
         except DocumentError as exc:
             return rejected(self.collection, doc_id, exc)
-        if status == self.statuses.sending:
+        if status == self.sending:
             return lease_finding(self.collection, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_AT)
         if isinstance(data.get(SubjectField.NEXT_RUN_AT), datetime):
             return None

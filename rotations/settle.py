@@ -20,9 +20,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from google.cloud import firestore
-from google.cloud.firestore_v1.base_query import FieldFilter
-
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
 from core.documents.leases import LEASE, LeaseField
 from core.documents.rotations import RotationField, RotationStatus, RotationWrite
@@ -30,7 +27,7 @@ from core.documents.write import DELETE, INCREMENT
 from core.errors import DocumentError
 from core.rotation import Rotation
 from core.runtime import Runtime
-from core.store import DELIVERIES
+from core.store import newest_entry
 from processor.abc import MARK_DELIVERED, Doc, Settle, Writes
 from processor.outcome import Result
 from processor.settle import SettleRefused
@@ -119,7 +116,7 @@ def _refuse_unless_current_day(
     marks = (
         data.get(RotationField.LAST_PROCESSED_DATE),
         lease.get(LeaseField.OCCURRENCE_DATE, day),
-        newest_day(rt.db, rotation_id),
+        newest_entry(rt.db, LedgerField.ROTATION_ID, rotation_id, LedgerField.OCCURRENCE_DATE),
     )
     if any(mark != day for mark in marks):
         current = max((str(mark) for mark in marks if mark is not None), default=None)
@@ -128,18 +125,6 @@ def _refuse_unless_current_day(
             f"the rotation is on {current!r} (delivery 'r:{rotation_id}:{current}'); "
             "settle that one instead"
         )
-
-
-def newest_day(db: firestore.Client, rotation_id: str) -> Any:
-    """The date of the rotation's newest ledger entry (None without one), through the
-    (rotation_id, occurrence_date desc) index."""
-    query = (
-        db.collection(DELIVERIES)
-        .where(filter=FieldFilter(LedgerField.ROTATION_ID, "==", rotation_id))
-        .order_by(LedgerField.OCCURRENCE_DATE, direction=firestore.Query.DESCENDING)
-        .limit(1)
-    )
-    return next((s.get(LedgerField.OCCURRENCE_DATE) for s in query.stream()), None)
 
 
 def _today(entry: dict[str, Any], data: dict[str, Any], now: datetime) -> str:

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from core.documents.errors import StoredError
+from core.documents.leases import Lease
 from core.documents.write import UNSET, Unset, Write
 
 
@@ -232,4 +233,12 @@ def new_entry(occurrence: Occurrence, worker: str, write: LedgerWrite) -> dict[s
         unset = LedgerWrite(member=None)
     return (
         occurrence.to_document() | empty.to_document() | unset.to_document() | write.to_document()
+    )
+
+
+def entry_lease(entry: dict[str, Any], occurrence_at: datetime) -> Lease:
+    """The lease a `claimed` ledger entry names (its worker and lease end), for a subject
+    repaired from it."""
+    return Lease(
+        entry.get(LedgerField.WORKER), entry.get(LedgerField.LEASE_EXPIRES_AT), occurrence_at
     )
