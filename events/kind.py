@@ -84,16 +84,21 @@ class EventKind:
         return due_events(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
-        return [
-            {
-                "kind": self.name.value,
-                "id": snap.id,
-                "channel": snap.get(EventField.CHANNEL),
-                "text": snap.get(EventField.TEXT),
-                "occurrence_at": snap.get(EventField.CREATED_AT),
-            }
-            for snap in due
-        ]
+        return [self._preview(snap) for snap in due]
+
+    def _preview(self, snap: Snapshot) -> dict[str, Any]:
+        """What its retry would post: the text rendered as `render` renders it."""
+        entry = {
+            "kind": self.name.value,
+            "id": snap.id,
+            "channel": snap.get(EventField.CHANNEL),
+            "occurrence_at": snap.get(EventField.CREATED_AT),
+        }
+        try:
+            event = Event.from_document(snap.id, snap.to_dict() or {})
+        except DocumentError as exc:
+            return entry | {"text": None, "error": {"code": exc.code, "message": exc.message}}
+        return entry | {"text": to_slack(event.text).text}
 
     def sweep(self, rt: Runtime) -> Counter[str]:
         return fail_unusable_leases(rt, self)
