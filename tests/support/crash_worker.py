@@ -1,7 +1,8 @@
 """A worker process that runs one pass and SIGKILLs itself at a named crash point, in the
-delivery of a message or of a rotation day, whichever it meets first.
+first delivery it meets: of any kind, or, given `module:NAME` of a kind, of that kind alone.
 
-    python -m tests.support.crash_worker after_claim|after_post|mid_finalize <now ISO-8601>
+    python -m tests.support.crash_worker after_claim|after_post|mid_finalize <now ISO-8601> \
+        [module:NAME]
 
 The crash points are installed by wrapping the processor's own functions, so the code under
 test is the production code, unchanged, up to the instant of death."""
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 from datetime import datetime
+from importlib import import_module
 from typing import Any
 
 import processor.deliver as deliver
@@ -24,6 +26,7 @@ from core.runtime import runtime_for
 from core.settings import Settings
 from processor.abc import Claim
 from processor.claim import claim_occurrence
+from processor.tick import run_tick
 from targets.kinds import run_pass
 
 
@@ -67,5 +70,9 @@ if __name__ == "__main__":
     rt = runtime_for(Settings.from_env()).with_clock(
         FixedClock(datetime.fromisoformat(sys.argv[2]))
     )
-    run_pass(rt)
+    if len(sys.argv) > 3:
+        module, _, name = sys.argv[3].partition(":")
+        run_tick(rt, getattr(import_module(module), name))
+    else:
+        run_pass(rt)
     raise SystemExit("the crash point was never reached")
