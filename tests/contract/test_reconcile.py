@@ -14,12 +14,17 @@ from processor.reconcile import backoff
 from tests.contract.subjects import CHANNEL, SUBJECTS, one_pass
 from tests.fixtures.slack import HISTORY
 
-# The post's answer lost after Slack recorded it; a 5xx for a post Slack never recorded.
-REACHED = Fault(kind="drop_after_receipt", times=1)
-NEVER_REACHED = Fault(kind="server_error", status=503, times=1)
+# What the post meets: its answer lost after Slack recorded it, or an answer slower than
+# SLACK_TIMEOUT_SECONDS (1 s here), both posted; a 5xx for a post Slack never recorded.
+POST_FAULT = {
+    "found_dropped": Fault(kind="drop_after_receipt", times=1),
+    "found_timeout": Fault(kind="slow", delay=1.5, times=1),
+    "absent": Fault(kind="server_error", status=503, times=1),
+    "unreadable_hold": Fault(kind="drop_after_receipt", times=1),
+    "unreadable_retry": Fault(kind="server_error", status=503, times=1),
+}
 UNREADABLE = Fault(kind="error", code="missing_scope", method=HISTORY)
-
-CASES = ("found", "absent", "unreadable_hold", "unreadable_retry")
+CASES = tuple(POST_FAULT)
 
 
 @pytest.mark.parametrize(
@@ -32,7 +37,7 @@ def test_an_expired_lease_is_settled_by_slacks_history(rt, world, subject, case)
     seeded = subject.seed(world, CHANNEL, fields)
     attempts = world.db.collection("deliveries").document(seeded.delivery_id).get()
     tried = (attempts.to_dict() or {}).get("attempts", 0)
-    world.slack.inject(REACHED if case in ("found", "unreadable_hold") else NEVER_REACHED)
+    world.slack.inject(POST_FAULT[case])
     if case.startswith("unreadable"):
         world.slack.inject(UNREADABLE)
     one_pass(rt, subject)
@@ -59,7 +64,7 @@ def test_an_expired_lease_is_settled_by_slacks_history(rt, world, subject, case)
         assert _entry(world, seeded)["status"] == "unconfirmed"
         return
     assert (entry["status"], entry["slack_ts"]) == ("sent", posted[0].ts)
-    assert entry["attempts"] == tried + (1 if case == "found" else 2)
+    assert entry["attempts"] == tried + (1 if case.startswith("found") else 2)
     assert subject.delivered(stored, seeded)
 
 

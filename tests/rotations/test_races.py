@@ -1,6 +1,8 @@
-"""Rotation races through every interleaving of the `# pragma: SYNCPOINT` lines
-(test_utils.orchestrate): two processors claiming one day, and a late worker finishing while
-a reconciler takes its expired lease over. One post per day, whatever the order."""
+"""Rotation races that are a day's own: a late worker's rollback against the reconciler that
+settled its day, and an edit racing a day's claim through every interleaving of the
+`# pragma: SYNCPOINT` lines (test_utils.orchestrate). One post per day, whatever the order.
+(Claim against claim and late finalize against reconciliation, for every kind:
+tests/contract/test_races.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from core.slack import Outcome
 from core.store import ROTATIONS
 from processor.abc import Claim
 from processor.claim import claim_occurrence
-from processor.deliver import deliver_one, send
+from processor.deliver import send
 from processor.finalize import finalize
 from processor.outcome import Result
 from processor.reconcile import reconcile_kind
@@ -23,9 +25,8 @@ from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from rotations.render import render_turn
 from tests.fixtures.api import call
-from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
-from tests.fixtures.rotations import ALICE, BOB, rotation, seed_rotation
+from tests.fixtures.rotations import ALICE, rotation, seed_rotation
 from tests.fixtures.runtime import make_runtime
 from tests.support.interleave import orchestrate
 
@@ -46,75 +47,6 @@ class Rounds:
             rid = f"r{len(self.rotations)}"
             self.rotations.append(seed_rotation(self.db, rid, text=self.text))
         return self.rotations[-1]
-
-
-def test_two_processors_claiming_one_day_post_it_once_in_every_interleaving(
-    settings, db, slack, clock
-):
-    rounds = Rounds(db)
-
-    def processor(name: str) -> Any:
-        rt = make_runtime(settings, db, clock, name)
-
-        def run() -> None:
-            snap = db.collection(ROTATIONS).document(rounds.rotation_for_this_round()).get()
-            deliver_one(rt, ROTATION_DAY_KIND, snap)  # pragma: SYNCPOINT claim
-
-        return run
-
-    counts = orchestrate(processor("worker-a"), processor("worker-b"), name="claim")
-
-    assert min(counts) >= 2
-    assert len(rounds.rotations) == comb(sum(counts), counts[0])
-    for rid in rounds.rotations:
-        assert slack.delivery_ids().count(rotation_delivery_id(rid, MONDAY)) == 1
-        doc = rotation(db, rid)
-        assert (doc["cursor"], doc["last_member"]) == (1, ALICE)  # advanced once, not twice
-        assert ledger(db)[rotation_delivery_id(rid, MONDAY)]["status"] == "sent"
-    assert len(slack.posts()) == len(rounds.rotations)
-
-
-def test_a_late_finalize_racing_day_reconciliation_settles_once_in_every_interleaving(
-    settings, db, slack, clock
-):
-    late = make_runtime(settings, db, clock, "worker-late")
-    reconciler = make_runtime(settings, db, clock, "worker-reconciler")
-    state: dict[str, Any] = {}
-    arrivals = itertools.count()
-    settled: list[str] = []
-
-    def setup_round() -> None:
-        clock.set(T0)
-        rid = seed_rotation(db, f"late{len(settled)}")
-        claim = claim_occurrence(
-            late, ROTATION_DAY_KIND, db.collection(ROTATIONS).document(rid).get()
-        )
-        assert isinstance(claim, Claim)
-        state["claim"] = claim
-        state["post"] = send(late, claim)  # Slack has it; the worker then stalls
-        clock.advance(timedelta(seconds=settings.lease_seconds + 1))
-        settled.append(rid)
-
-    def late_worker() -> None:
-        if next(arrivals) % 2 == 0:
-            setup_round()
-        finalize(late, state["claim"], state["post"])
-
-    def reconcile() -> None:
-        if next(arrivals) % 2 == 0:
-            setup_round()
-        reconcile_kind(reconciler, ROTATION_DAY_KIND)
-
-    counts = orchestrate(late_worker, reconcile, name="lease")
-
-    assert counts[0] >= 2
-    assert len(settled) == comb(sum(counts), counts[0]) >= 3
-    for rid in settled:
-        assert slack.delivery_ids().count(rotation_delivery_id(rid, MONDAY)) == 1
-        doc = rotation(db, rid)
-        assert "lease" not in doc and doc["last_slack_ts"] is not None
-        assert (doc["cursor"], doc["members"][doc["cursor"]]) == (1, BOB)
-        assert ledger(db)[rotation_delivery_id(rid, MONDAY)]["status"] == "sent"
 
 
 def test_a_late_worker_cannot_overwrite_a_day_the_reconciler_settled(settings, db, slack, clock):
