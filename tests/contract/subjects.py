@@ -77,6 +77,8 @@ class Subject:
     claim_syncpoint: str = "claim"
     # Whether its stored documents may carry `on_ambiguous: retry` (events are always held).
     retry_policy: bool = True
+    # Where the `api` target edits one (`PUT`, its id appended); None: it has no edit.
+    edit_route: str | None = None
 
     def stored(self, world: World, seeded: Seeded) -> dict[str, Any]:
         snap = world.db.collection(self.kind.collection).document(seeded.id).get()
@@ -97,14 +99,15 @@ def _operator_failed(doc: dict[str, Any]) -> bool:
 
 def _seed_one_off(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
     now = world.clock.now()
-    mid = seed_message(world.db, channel=channel, text=TEXT, send_at=now, next_run_at=now, **fields)
+    stored = {"text": TEXT, **fields}
+    mid = seed_message(world.db, channel=channel, send_at=now, next_run_at=now, **stored)
     return Seeded(mid, message_delivery_id(mid, now), f"{MESSAGES}/{mid}", now)
 
 
 def _seed_series(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
     now = world.clock.now()
     start = now.strftime("%Y-%m-%dT%H:%M:%S")
-    mid = seed_series(world.db, now, channel=channel, text=TEXT, dtstart=start, **fields)
+    mid = seed_series(world.db, now, channel=channel, dtstart=start, **{"text": TEXT, **fields})
     return Seeded(mid, message_delivery_id(mid, now), f"{MESSAGES}/{mid}", now)
 
 
@@ -131,12 +134,11 @@ def _seed_rotation_day(world: World, channel: str, fields: dict[str, Any]) -> Se
         world.db,
         f"rotation-{next(_ids)}",
         channel=channel,
-        text="{member} hosts **today**",
         timezone="UTC",
         send_time=now.strftime("%H:%M"),
         weekdays=list(range(7)),
         next_run_at=now,
-        **fields,
+        **{"text": "{member} hosts **today**", **fields},
     )
     return Seeded(rid, rotation_delivery_id(rid, now.date()), f"{ROTATIONS}/{rid}", now)
 
@@ -182,8 +184,24 @@ def _event_sent(doc: dict[str, Any], seeded: Seeded) -> bool:
 
 _MESSAGES = "messages.kind:MESSAGE_KIND"
 SUBJECTS = (
-    Subject("one_off", MESSAGE_KIND, _MESSAGES, _seed_one_off, _one_off_sent, _message_failed),
-    Subject("series", MESSAGE_KIND, _MESSAGES, _seed_series, _series_went_on, _message_failed),
+    Subject(
+        "one_off",
+        MESSAGE_KIND,
+        _MESSAGES,
+        _seed_one_off,
+        _one_off_sent,
+        _message_failed,
+        edit_route="/messages/",
+    ),
+    Subject(
+        "series",
+        MESSAGE_KIND,
+        _MESSAGES,
+        _seed_series,
+        _series_went_on,
+        _message_failed,
+        edit_route="/messages/",
+    ),
     Subject(
         "rotation_day",
         ROTATION_DAY_KIND,
@@ -191,6 +209,7 @@ SUBJECTS = (
         _seed_rotation_day,
         _day_posted,
         _day_given_up,
+        edit_route="/rotations/",
     ),
     Subject(
         "event",
