@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from google.cloud import firestore
@@ -22,11 +23,12 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from bench import seeding
 from core.documents.messages import MessageField, MessageWrite, Status
+from core.queues import Queue
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES, Snapshot
 from formatting.slack_text import to_slack
-from messages.kind import MESSAGE_KIND, MessageKind
+from messages.kind import MESSAGE_KIND
 from processor.one_pass import until_idle
 from processor.outcome import SUMMARY_KEYS
 from processor.tick import run_tick
@@ -46,16 +48,16 @@ def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
     return dict(totals)
 
 
-class _PeopleSeen(MessageKind):
-    """The messages' kind as the pass uses it, noting the people of the due documents each
+@dataclass(frozen=True)
+class _PeopleSeen(Queue):
+    """The messages' queue as the pass uses it, noting the people of the due documents each
     read returns: how many people a pass met, for the gates' reads per person per pass."""
 
-    def __init__(self) -> None:
-        self.users: set[str] = set()
+    users: set[str] = field(default_factory=set, compare=False)
 
     def due(self, *args: Any, **kwargs: Any) -> list[Snapshot]:
         page = super().due(*args, **kwargs)
-        self.users |= {user for snap in page if (user := _user(snap)) is not None}
+        self.users.update(user for snap in page if (user := _user(snap)) is not None)
         return page
 
 
@@ -73,9 +75,9 @@ def run_people(rt: Runtime, deadline: float) -> dict[str, int]:
     totals: Counter[str] = Counter()
 
     def people_pass(rt: Runtime) -> dict[str, Any]:
-        kind = _PeopleSeen()
-        summary = run_tick(rt, kind)
-        totals["person_passes"] += len(kind.users)
+        queue = _PeopleSeen(**{f.name: getattr(MESSAGE_KIND.queue, f.name) for f in fields(Queue)})
+        summary = run_tick(rt, replace(MESSAGE_KIND, queue=queue))
+        totals["person_passes"] += len(queue.users)
         return summary
 
     for summary in until_idle(rt, people_pass, lambda: time.time() < deadline):

@@ -63,7 +63,7 @@ _SETTLED: dict[str, EventStatus] = {
 
 
 def plan_retry(
-    rt: Runtime, kind: Kind[Event], snap: Snapshot, ahead: object = None
+    rt: Runtime, kind: Kind, snap: Snapshot, ahead: Gates | None = None
 ) -> EventPlan | Result:
     """The claim of a released event that is due again; a Result when there is none (held
     back by the person's gates on this retry: `skipped`). `ahead`: the pass's read of the
@@ -80,7 +80,7 @@ def plan_retry(
     plan = EventPlan.of(rt, event)
     if not gated(event):
         return plan
-    gates = ahead if isinstance(ahead, Gates) and ahead.covers(event) else None
+    gates = ahead if ahead is not None and ahead.covers(event) else None
     try:
         passed = passed_gates(plan, gates or read_gates(rt.db, [event]), rt.clock.now())
     except DocumentError as exc:  # its category cannot be read: its gates are unknown
@@ -90,7 +90,7 @@ def plan_retry(
     return passed
 
 
-def _reject_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot, exc: DocumentError) -> Result:
+def _reject_retry(rt: Runtime, kind: Kind, snap: Snapshot, exc: DocumentError) -> Result:
     """A released event that cannot be sent as stored ends `failed` with its ledger entry,
     under the entry's version (read here: still `released` and due), as its skip does. One
     with no entry (stored straight into Firestore, which the contract does not allow) ends
@@ -124,7 +124,7 @@ def passed_gates(plan: EventPlan, gates: Gates, now: datetime) -> EventPlan | He
     return replace(plan, event=replace(event, holds=holds), reservation=held)
 
 
-def _skip_retry(rt: Runtime, kind: Kind[Event], snap: Snapshot, held: HeldBack) -> Result:
+def _skip_retry(rt: Runtime, kind: Kind, snap: Snapshot, held: HeldBack) -> Result:
     """A released event held back on its retry: the event and its entry end `skipped`, in one
     batch under the versions of its ledger entry (read here: still `released` and due) and of
     the person's document as the gates read it; either moved (another pass's claim or skip,

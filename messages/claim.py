@@ -20,13 +20,11 @@ refusal (rate limit, 5xx) leaves it due for the next pass.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
-from google.cloud import firestore
 
 from core import logs
 from core.documents.deliveries import (
@@ -37,25 +35,22 @@ from core.documents.deliveries import (
     LedgerWrite,
 )
 from core.documents.errors import StoredError
-from core.documents.leases import Lease
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
-from core.documents.write import DELETE, UNSET
+from core.documents.write import DELETE
 from core.errors import DocumentError
 from core.models import Message, check_instant, message_delivery_id
 from core.runtime import Runtime
 from core.schedule import catch_up
 from core.slack import Outcome
 from core.store import DELIVERIES, Snapshot
-from messages.advance import settled, stored_anchor
-from messages.kind import MESSAGE_KIND, pinned_post
-from messages.missed import counted, log_missed, missed_records, skip_missed
+from messages.missed import missed_records, skip_missed
+from messages.plan import MessagePlan
 from messages.skip_gated import skip_gated
-from processor.abc import Missed
+from processor.abc import Kind, Missed
 from processor.claim import repair_from_ledger
 from processor.escalate import escalate
 from processor.gates import (
     Gates,
-    Reservation,
     held_back,
     read_gates,
     reservation,
@@ -87,7 +82,9 @@ def planned_occurrence(message: Message, data: dict[str, Any], now: datetime) ->
     return catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds).send
 
 
-def plan_message(rt: Runtime, snap: Snapshot, gates: Gates | None = None) -> MessagePlan | Result:
+def plan_message(
+    rt: Runtime, kind: Kind, snap: Snapshot, gates: Gates | None = None
+) -> MessagePlan | Result:
     """The claim of the occurrence `snap` (a waiting, due message as just read) is due for;
     a Result when there is none to claim (settled here, or not due after all). `gates`: the
     pass's read of its page's gate documents (None: read here, for this message alone)."""
@@ -102,10 +99,10 @@ def plan_message(rt: Runtime, snap: Snapshot, gates: Gates | None = None) -> Mes
         message = Message.from_document(snap.id, data)
         occurrence = occurrence_of(data)
     except DocumentError as exc:
-        return reject_document(rt, snap, exc, now)
+        return reject_document(rt, kind, snap, exc, now)
     if message.expired(now):
         error = StoredError(EXPIRED, f"not sent: expires_at {message.expires_at} passed first", now)
-        return _fail_unsent(rt, snap, message, occurrence, error)
+        return _fail_unsent(rt, kind, snap, message, occurrence, error)
     missed: list[Missed] = []
     try:  # evaluating the rule is bounded by work, and fails the document past it
         # The search restarts near the due occurrence; the claim stores where (and the
@@ -116,7 +113,7 @@ def plan_message(rt: Runtime, snap: Snapshot, gates: Gates | None = None) -> Mes
             # (A released retry keeps its occurrence: it was due in time, not a misfire.)
             plan = catch_up(message.recurrence, occurrence, now, message.misfire_grace_seconds)
     except DocumentError as exc:
-        return reject_document(rt, snap, exc, now)
+        return reject_document(rt, kind, snap, exc, now)
     if plan is not None:
         missed = missed_records(rt, message, plan, now)
         if plan.send is None:
@@ -126,11 +123,12 @@ def plan_message(rt: Runtime, snap: Snapshot, gates: Gates | None = None) -> Mes
         return MessagePlan.of(rt, message, occurrence, missed)
     if gates is None or not gates.covers(message):
         gates = read_gates(rt.db, [message])
-    return _plan_to_person(rt, snap, message, occurrence, missed, gates)
+    return _plan_to_person(rt, kind, snap, message, occurrence, missed, gates)
 
 
 def _plan_to_person(
     rt: Runtime,
+    kind: Kind,
     snap: Snapshot,
     message: Message,
     occurrence: datetime,
@@ -147,13 +145,13 @@ def _plan_to_person(
     try:
         reason = held_back(message, occurrence, delivery_id, docs, now)
     except DocumentError as exc:  # its category cannot be read: its gates are unknown
-        return reject_document(rt, snap, exc, now)
+        return reject_document(rt, kind, snap, exc, now)
     if reason is not None:
         # "already sent" is the ledger's create(): only the person's gates answer here.
         person = under_version(gates, message, docs, delivery_id)
         held_plan = replace(plan, reservation=person)
-        return skip_gated(rt, snap, held_plan, message, occurrence, missed, LedgerReason(reason))
-    opened = _open_dm(rt, snap, message, occurrence)
+        return skip_gated(rt, kind, snap, held_plan, occurrence, missed, LedgerReason(reason))
+    opened = _open_dm(rt, kind, snap, message, occurrence)
     if isinstance(opened, Result):
         return opened
     holds, held = reservation(gates, opened, docs, occurrence, delivery_id, now)
@@ -161,7 +159,7 @@ def _plan_to_person(
 
 
 def _open_dm(
-    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime
+    rt: Runtime, kind: Kind, snap: Snapshot, message: Message, occurrence: datetime
 ) -> Message | Result:
     """The message to a person, posting to their DM as Slack just opened it; a Result when
     Slack would not open it (definitive: the message ends `failed` with Slack's code)."""
@@ -172,7 +170,7 @@ def _open_dm(
     detail = f"cannot open a direct message with {message.user}: {opened.detail or opened.code}"
     if opened.outcome is Outcome.FAILED:
         error = StoredError(opened.code or "dm_not_opened", detail, rt.clock.now())
-        return _fail_unsent(rt, snap, message, occurrence, error)
+        return _fail_unsent(rt, kind, snap, message, occurrence, error)
     # Nothing was claimed or posted: the next pass opens it again.
     logs.warning(
         "direct message not opened; left due for the next pass",
@@ -186,87 +184,13 @@ def _open_dm(
     return Result.RELEASED
 
 
-@dataclass(frozen=True)
-class MessagePlan:
-    """The claim of one occurrence of a message (processor.claim.ClaimPlan)."""
-
-    message: Message
-    occurrence_at: datetime
-    ledger_ref: firestore.DocumentReference
-    missed: Sequence[Missed]
-    worker_id: str
-    # The person's gates' write (processor.gates.Reservation): their `people` document as
-    # read, and its fields as the claim leaves them; written in the claim's (or the gated
-    # skip's) own batch, under the version read.
-    reservation: Reservation | None = None
-
-    @classmethod
-    def of(
-        cls, rt: Runtime, message: Message, occurrence: datetime, missed: Sequence[Missed] = ()
-    ) -> MessagePlan:
-        ref = rt.db.collection(DELIVERIES).document(message_delivery_id(message.id, occurrence))
-        return cls(message, occurrence, ref, missed, rt.worker_id)
-
-    def new_entry(self) -> dict[str, Any]:
-        return message_entry(self.message, self.occurrence_at, self.worker_id, LedgerWrite())
-
-    def claim_fields(self) -> LedgerWrite:
-        # Where this claim posts: a person's DM is (re)named on every claim of the entry;
-        # what it reserved for the person's gates, for its finalize or reconciliation; and
-        # what the post is, for its clicks and updates (messages.kind.pinned_post).
-        holds = self.message.holds
-        return replace(
-            pinned_post(self.message),
-            channel=self.message.channel or UNSET,
-            gates=holds.to_document() if holds else UNSET,
-        )
-
-    def claimed(
-        self, owner: str, expires_at: datetime, attempts: int, missed: Sequence[Missed]
-    ) -> MessageWrite:
-        return MessageWrite(
-            status=Status.SENDING,
-            lease=Lease(owner, expires_at, self.occurrence_at),
-            attempts=attempts,
-            missed_count=counted(missed),
-            anchor=stored_anchor(self.message),
-        )
-
-    def repaired(
-        self, entry: dict[str, Any], now: datetime, missed: Sequence[Missed]
-    ) -> MessageWrite:
-        status = entry.get(LedgerField.STATUS)
-        if status == LedgerStatus.CLAIMED:
-            worker, expires = entry.get(LedgerField.WORKER), entry.get(LedgerField.LEASE_EXPIRES_AT)
-            update = MessageWrite(
-                status=Status.SENDING, lease=Lease(worker, expires, self.occurrence_at)
-            )
-        elif status == LedgerStatus.UNCONFIRMED:
-            update = MessageWrite(status=Status.UNCONFIRMED)
-        else:  # sent or skipped: that occurrence is done, move past it
-            update = settled(self.message, self.occurrence_at)
-        return replace(update, missed_count=counted(missed))
-
-    def subject(self, entry: dict[str, Any] | None) -> Message:
-        return self.message
-
-    def alongside(self, batch: firestore.WriteBatch) -> None:
-        if self.reservation is not None:  # last in the batch (see landed)
-            self.reservation.write(batch)
-
-    def landed(self, results: Sequence[Any]) -> None:
-        if self.reservation is not None:
-            self.reservation.landed(results[-1].update_time)
-
-    def log(self, missed: Sequence[Missed]) -> None:
-        log_missed(self.message, missed)
-
-    def log_fields(self) -> dict[str, Any]:
-        return {LedgerField.OCCURRENCE_AT.value: self.occurrence_at}
-
-
 def _fail_unsent(
-    rt: Runtime, snap: Snapshot, message: Message, occurrence: datetime, error: StoredError
+    rt: Runtime,
+    kind: Kind,
+    snap: Snapshot,
+    message: Message,
+    occurrence: datetime,
+    error: StoredError,
 ) -> Result:
     """An occurrence that will never be sent, before any claim of it (a one-off past its
     `expires_at`, a person Slack will not open a DM with): the message ends `failed` with
@@ -296,7 +220,7 @@ def _fail_unsent(
         )
     else:  # sent, claimed or unconfirmed: that is the truth, not the expiry
         plan = MessagePlan.of(rt, message, occurrence)
-        return repair_from_ledger(rt, MESSAGE_KIND, snap, plan, entry, [])
+        return repair_from_ledger(rt, kind, snap, plan, entry, [])
     try:
         batch.commit()  # pragma: SYNCPOINT expire
     except (FailedPrecondition, AlreadyExists):
@@ -329,12 +253,14 @@ def _retire_deleted(rt: Runtime, snap: Snapshot, now: datetime) -> Result:
     return Result.SKIPPED
 
 
-def reject_document(rt: Runtime, snap: Snapshot, exc: DocumentError, now: datetime) -> Result:
+def reject_document(
+    rt: Runtime, kind: Kind, snap: Snapshot, exc: DocumentError, now: datetime
+) -> Result:
     """A message that cannot be sent as it is ends `failed` with a code saying why; the
     pass goes on."""
     due = (snap.to_dict() or {}).get(MessageField.NEXT_RUN_AT)
     detail = f"cannot be sent as stored: {exc.message}"
     occurrence = due if isinstance(due, datetime) else None
     return reject(
-        rt, MESSAGE_KIND, snap, exc, status=Status.FAILED, detail=detail, occurrence_at=occurrence
+        rt, kind, snap, exc, status=Status.FAILED, detail=detail, occurrence_at=occurrence
     )

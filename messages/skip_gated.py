@@ -26,9 +26,9 @@ from core.models import Message
 from core.runtime import Runtime
 from core.store import Snapshot
 from messages.advance import settled
-from messages.kind import MESSAGE_KIND
 from messages.missed import log_missed
-from processor.abc import Missed
+from messages.plan import MessagePlan
+from processor.abc import Kind, Missed
 from processor.claim import repair_from_ledger
 from processor.ledger_entries import existing_ids, message_entry
 from processor.outcome import Result
@@ -36,19 +36,17 @@ from processor.outcome import Result
 
 def skip_gated(
     rt: Runtime,
+    kind: Kind,
     snap: Snapshot,
-    plan: object,
-    message: Message,
+    plan: MessagePlan,
     occurrence: datetime,
     missed: Sequence[Missed],
     reason: LedgerReason,
 ) -> Result:
     """Record `occurrence` as held back by `reason`, under the person's version its gates
-    read (`plan.reservation`); `plan` (a MessagePlan) repairs the message from a ledger
-    entry that already settled the occurrence."""
-    from messages.claim import MessagePlan  # the claim plans; this records its gated case
-
-    assert isinstance(plan, MessagePlan)
+    read (`plan.reservation`); `plan` repairs the message from a ledger entry that already
+    settled the occurrence."""
+    message = plan.message
     now = rt.clock.now()
     update = settled(message, occurrence)
     if message.recurrence is None:
@@ -66,7 +64,7 @@ def skip_gated(
         if ledger is not None and ledger.exists:
             entry = ledger.to_dict() or {}
             if entry.get(LedgerField.STATUS) not in RECLAIMABLE:
-                return repair_from_ledger(rt, MESSAGE_KIND, snap, plan, entry, left)
+                return repair_from_ledger(rt, kind, snap, plan, entry, left)
             # A released (or failed) attempt, held back on its retry.
             batch.update(
                 plan.ledger_ref,

@@ -1,8 +1,12 @@
 """The pipeline's interfaces: what a kind of send supplies, and the claim it works on.
 
-Every kind (scheduled messages, rotation days) lives the same life: found due, claimed with a
-ledger entry and a lease, sent, finalized under the fence, reconciled, escalated, settled by
-an operator. `processor/` runs that life once; a kind supplies only its rules, through `Kind`.
+Every kind (scheduled messages, events, rotation days) lives the same life: found due,
+claimed with a ledger entry and a lease, sent, finalized under the fence, reconciled,
+escalated, settled by an operator. `processor/` runs that life once; a kind supplies only
+its rules, each caller's share through a protocol of its own: `Claims` (the pass),
+`Sends` (deliver and finalize), `Reconciles`, `Settles` and `Operates` (fail-held and the
+doctor), all over `Kind`, what every caller knows a kind by. A kind that leases a single
+occurrence at a time is mostly data (processor.occurrence_kind).
 """
 
 from __future__ import annotations
@@ -23,9 +27,13 @@ from formatting.slack_text import SlackMessage
 from processor.outcome import Result
 
 if TYPE_CHECKING:
+    from core.queues import Queue
     from core.runtime import Runtime
+    from core.store import Snapshot
+    from processor.doctor import Finding
 
 S = TypeVar("S")
+A = TypeVar("A")  # what a kind's claims read ahead for a page (processor.abc.Claims)
 Doc = dict[str, Any]  # a stored document's fields, as read
 S_co = TypeVar("S_co", covariant=True)
 
@@ -36,7 +44,7 @@ class Claim(Generic[S]):
     write of the subject and the ledger entry is conditioned on the update times the claim
     (or its last write) left: that is the lease fence."""
 
-    kind: Kind[S]
+    kind: Sends[S]
     subject: S  # the kind's own view of what is sent (a Message, a rotation's day turn)
     subject_id: str  # the document id in `kind.collection`
     occurrence_at: datetime
@@ -179,34 +187,71 @@ class ClaimPlan(Protocol[S_co]):
         ...
 
 
-class Kind(Protocol[S]):
-    """A kind of send: its collection and rules. Implementations: the scheduled messages'
-    (messages.kind), the rotation days' (rotations.kind)."""
+class Kind(Protocol):
+    """What every caller knows a kind by."""
 
-    name: LedgerKind  # the ledger entry's `kind`
-    collection: str
-    id_field: LedgerField  # the ledger's and the log's field naming the subject
-    noun: str  # how a held lease's detail names one: "a sending message"
-    # The pass summary's key for this kind's own counts ("rotations"); None: none.
-    summary_key: str | None
-    # Whether a send's claim of a released entry (processor.claim) and its finalize
-    # (processor.finalize) are conditioned on the subject's update time as well as on its
-    # ledger entry's. The ledger entry alone fences a kind whose subject is written by others
-    # at any time (an event's duplicate callers count themselves on it) and whose every
-    # change of owner (claim, release, take-over, settle, fail-held) writes the ledger entry
-    # in the same batch; such an entry is claimed again only when it says itself that it is
-    # released and due (processor.claim.reclaimable).
-    fences_subject: bool
+    @property
+    def name(self) -> LedgerKind:
+        """The ledger entry's `kind`."""
+        ...
+
+    @property
+    def collection(self) -> str: ...
+
+    @property
+    def id_field(self) -> LedgerField:
+        """The ledger's and the log's field naming the subject."""
+        ...
+
+    @property
+    def noun(self) -> str:
+        """How a held lease's detail names one: "a sending message"."""
+        ...
+
+    @property
+    def queue(self) -> Queue:
+        """The pass's queries over the collection: due, expired, outside the shards."""
+        ...
+
+    @property
+    def fences_subject(self) -> bool:
+        """Whether a claim of a released entry (processor.claim), a finalize and a take-over
+        are conditioned on the subject's update time as well as on its ledger entry's. The
+        entry alone fences a kind whose subject others write at any time (an event's
+        duplicate callers count themselves on it) and whose every change of owner (claim,
+        release, take-over, settle, fail-held) writes the entry in the same batch; such an
+        entry is claimed again only when it says itself that it is released and due
+        (processor.claim.reclaimable)."""
+        ...
+
+
+class Claims(Kind, Protocol[S_co, A]):
+    """What the pass needs of a kind: what is due, and the claim of each due document."""
+
+    @property
+    def summary_key(self) -> str | None:
+        """The pass summary's key for this kind's own counts ("rotations"); None: none."""
+        ...
 
     def due(
         self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
-    ) -> list[Any]:
+    ) -> list[Snapshot]:
         """Due documents, oldest first: at most `limit`, leaving out the channels
-        `excluding` (processor.due_page). A pass delivers them in lanes, one per channel
-        (processor.tick)."""
+        `excluding` (processor.due_page)."""
         ...
 
-    def preview(self, rt: Runtime, due: list[Any], now: datetime) -> list[dict[str, Any]]:
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> A:
+        """What the claims of a page read once, in one batch, before the first claim (a
+        message's gates: its person's document). A pass hands it to each `plan`."""
+        ...
+
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> ClaimPlan[S_co] | Result:
+        """The claim of the occurrence a due document (as just read) is due for; a Result
+        when there is none to claim (the document settled here, or not due after all).
+        `ahead`: what `read_ahead` read for the document's page (None: read what it needs)."""
+        ...
+
+    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         """What a real pass would post for `due`; writes nothing."""
         ...
 
@@ -214,31 +259,9 @@ class Kind(Protocol[S]):
         """What the pass settles besides expired leases (documents no lease query finds)."""
         ...
 
-    def read_ahead(self, rt: Runtime, due: list[Any]) -> object:
-        """What the claims of a pass's due page read once, in one batch, before the first
-        claim (a message's gates: its person's document); None when they read nothing
-        ahead. A pass hands it to each `plan`."""
-        ...
 
-    def plan(self, rt: Runtime, snap: Any, ahead: object = None) -> ClaimPlan[S] | Result:
-        """The claim of the occurrence a due document (as just read) is due for; a Result
-        when there is none to claim (the document settled here, or not due after all).
-        `ahead`: what `read_ahead` read for the document's page (None: read what it needs)."""
-        ...
-
-    def expired(self, db: Any, now: datetime, limit: int) -> list[Any]:
-        """Subjects whose lease has expired, oldest expiry first, at most `limit`."""
-        ...
-
-    def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
-        """The occurrence an expired lease names; LeaseUnreadable when it cannot be read."""
-        ...
-
-    def taken_over(
-        self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
-    ) -> S:
-        """The subject of a reconciler's claim on the lease (`entry`: its ledger entry)."""
-        ...
+class Posts(Kind, Protocol[S]):
+    """What sending a claim, and its one outcome line, need of its kind (processor.deliver)."""
 
     def channel(self, claim: Claim[S]) -> str:
         """Where the claim posts."""
@@ -247,6 +270,19 @@ class Kind(Protocol[S]):
     def render(self, claim: Claim[S]) -> SlackMessage:
         """The post; a DocumentError when the subject cannot be rendered (never sent)."""
         ...
+
+    def log_fields(self, claim: Claim[S]) -> dict[str, Any]:
+        """The fields every line about this claim carries, besides its ids and
+        `occurrence_at` (a rotation day's local date, say)."""
+        ...
+
+    def outcome_line(self, claim: Claim[S], post: PostResult, result: Result) -> OutcomeLine:
+        """How this kind reports an outcome."""
+        ...
+
+
+class Records(Kind, Protocol[S]):
+    """What recording an outcome under the lease fence needs (processor.finalize)."""
 
     def outcome_writes(
         self, claim: Claim[S], post: PostResult, now: datetime, max_attempts: int
@@ -260,22 +296,64 @@ class Kind(Protocol[S]):
         policy forbids sending again)."""
         ...
 
-    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
-        """What an operator's `action` on the ledger `entry` writes, `subject` being the
-        stored subject; processor.settle.SettleRefused when the kind's rules forbid it (the
-        entry is not the subject's current occurrence, its lease is live...)."""
-        ...
-
-    def still_leased(self, claim: Claim[S], subject: dict[str, Any]) -> bool:
+    def still_leased(self, claim: Claim[S], subject: Doc) -> bool:
         """Whether the stored subject still shows this claim's lease (an unrelated write
         changed it, not a take-over)."""
         ...
 
-    def log_fields(self, claim: Claim[S]) -> dict[str, Any]:
-        """The fields every line about this claim carries, besides its ids and
-        `occurrence_at` (a rotation day's local date, say)."""
+
+class Sends(Posts[S], Records[S], Protocol[S]):
+    """A claim's kind: what it is posted and recorded with."""
+
+
+class Reconciles(Sends[S], Protocol[S]):
+    """What settling an expired lease needs (processor.reconcile)."""
+
+    def leased(self, subject_id: str, data: Doc) -> Leased:
+        """The occurrence an expired lease names; LeaseUnreadable when it cannot be read."""
         ...
 
-    def outcome_line(self, claim: Claim[S], post: PostResult, result: Result) -> OutcomeLine:
-        """How this kind reports an outcome."""
+    def taken_over(self, subject_id: str, data: Doc, leased: Leased, entry: Doc) -> S:
+        """The subject of a reconciler's claim on the lease (`entry`: its ledger entry)."""
         ...
+
+
+class Settles(Kind, Protocol):
+    """What an operator's settle needs (processor.settle)."""
+
+    def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
+        """What an operator's `action` on the ledger `entry` writes, `subject` being the
+        stored subject; processor.settle.SettleRefused when the kind's rules forbid it (the
+        entry is not the subject's current occurrence...). The live-lease refusal is
+        processor.settle's own."""
+        ...
+
+
+class Operates(Kind, Protocol):
+    """What the operator's `fail-held` and `doctor` need (processor.fail_held, doctor)."""
+
+    def examine(self, doc_id: str, data: Doc, now: datetime) -> Finding | None:
+        """Why the document will never be sent as stored, if it will not (processor.doctor)."""
+        ...
+
+    def held_failed(
+        self, doc_id: str, data: Doc, error: StoredError
+    ) -> tuple[SubjectWrite, str | None]:
+        """What `fail-held` writes on the stored subject `data` whose lease it ends (perhaps
+        none: `sending` without one), and the ledger id of the occurrence the lease names
+        (None: none it can name)."""
+        ...
+
+    def live(self, data: Doc) -> bool:
+        """Whether a pass may still send from the document: it must be in a shard the due
+        scan reads (processor.doctor)."""
+        ...
+
+
+class Passes(Claims[S, A], Reconciles[S], Protocol[S, A]):
+    """What a pass needs of a kind: its due documents claimed and sent, its expired leases
+    reconciled (processor.tick, processor.publish)."""
+
+
+class AnyKind(Passes[Any, Any], Settles, Operates, Protocol):
+    """A kind of send, whole: what the targets hand the pipeline (targets.kinds)."""

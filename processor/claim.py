@@ -44,7 +44,7 @@ from core.documents.subjects import SubjectWrite
 from core.documents.write import DELETE
 from core.runtime import Runtime
 from core.store import Snapshot
-from processor.abc import Claim, ClaimPlan, Kind, Missed
+from processor.abc import Claim, ClaimPlan, Kind, Missed, Passes
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.history_search import post_deadline
 from processor.ledger_entries import existing_ids
@@ -53,7 +53,7 @@ from processor.outcome import Result
 
 def claim_occurrence(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     snap: Snapshot,
     slots: tuple[Slot, ...] = (),
     ahead: object = None,
@@ -68,7 +68,11 @@ def claim_occurrence(
 
 
 def commit_claim(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, plan: ClaimPlan[Any], slots: tuple[Slot, ...]
+    rt: Runtime,
+    kind: Passes[Any, Any],
+    snap: Snapshot,
+    plan: ClaimPlan[Any],
+    slots: tuple[Slot, ...],
 ) -> Claim[Any] | Result:
     now = rt.clock.now()
     expires_at = now + timedelta(seconds=rt.settings.lease_seconds)
@@ -102,7 +106,7 @@ def commit_claim(
 
 def claim_new(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     subject: firestore.DocumentReference,
     fields: dict[str, Any],
     plan: ClaimPlan[Any],
@@ -145,7 +149,7 @@ def claim_new(
 
 def _claim_existing(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     snap: Snapshot,
     plan: ClaimPlan[Any],
     missed: list[Missed],
@@ -183,7 +187,7 @@ def _claim_existing(
 
 def repair_from_ledger(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Kind,
     snap: Snapshot,
     plan: ClaimPlan[Any],
     entry: dict[str, Any],
@@ -212,7 +216,7 @@ def repair_from_ledger(
     return Result.DUPLICATE
 
 
-def reclaimable(kind: Kind[Any], entry: dict[str, Any], now: datetime) -> bool:
+def reclaimable(kind: Kind, entry: dict[str, Any], now: datetime) -> bool:
     """Whether a ledger entry (released or failed) may be claimed again now. An entry that is
     its occurrence's only fence (`Kind.fences_subject` false) must say so itself: `released`,
     with its `retry_at` (every release writes one) passed. A failed one is final there."""
@@ -269,7 +273,7 @@ def _alongside(
 
 def _claimed(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     snap: Snapshot,
     plan: ClaimPlan[Any],
     entry: dict[str, Any] | None,

@@ -15,7 +15,7 @@ from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
-from processor.abc import Claim, Kind
+from processor.abc import Claim, Passes
 from processor.channel_slots import Slot
 from processor.claim import claim_occurrence
 from processor.escalate import escalate
@@ -27,7 +27,7 @@ from processor.pacing import hold_channel, rate_limit_wait
 
 
 def deliver_one(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
+    rt: Runtime, kind: Passes[Any, Any], snap: Snapshot, slots: tuple[Slot, ...] = ()
 ) -> tuple[Result, Claim[Any] | None]:
     """One due document of `kind`, end to end: what happened, and this worker's claim if it
     made one (with `slots`, the claim took the channel's pacing slots too)."""
@@ -41,7 +41,7 @@ def deliver_one(
 
 
 def deliver_paced(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, hold_until: datetime
+    rt: Runtime, kind: Passes[Any, Any], snap: Snapshot, hold_until: datetime
 ) -> tuple[Result, Claim[Any] | None]:
     """`deliver_one` for a delivery whose acknowledgement releases its channel (DISPATCH=pubsub,
     an ordered subscription): a rate-limited post is tried again under the same claim once
@@ -88,7 +88,7 @@ class Sent:
 
 
 def claim_and_send(
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     rt: Runtime,
     snap: Snapshot,
     slots: tuple[Slot, ...] = (),

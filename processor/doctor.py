@@ -2,65 +2,51 @@
 
     python -m targets.operator doctor [--fix] [--json]
 
-It reads every `scheduled_messages`, `rotations` and `events` document and reports each one
-that no pass will ever send as it is stored: a status the processor does not know, a
+It reads every document of every kind's collection (`scheduled_messages`, `rotations`,
+`events`) and reports each one that no pass will ever send as it is stored, as its kind
+examines it (processor.abc.Operates.examine): a status the processor does not know, a
 missing or non-timestamp `next_run_at` (the due query never finds it), a document the
 processor's own parsing rejects (unknown timezone, invalid rule, bad channel...: the code is
 the one the processor would record in `last_error.code`), or a lease that reconciliation can
 never settle (`sending` without a lease map, a lease that is not a map). It reads every
 `categories` document too, and reports each one the gates cannot read (`invalid_category`:
-every send of it to a person ends `failed`), and each waiting message or released event to a
-person whose `category` names no `categories` document (`unknown_category`: its claim ends it
-`failed`). Verdicts come from the processor's own parsing (`Message.from_document`,
-`Rotation.from_document`, `Event.from_document`, `check_category`, `unknown_category`), so
-the doctor and the processor cannot disagree.
+every send of it to a person ends `failed`), and each waiting document to a person whose
+`category` names no `categories` document (`unknown_category`: its claim ends it `failed`).
+Verdicts come from the processor's own parsing (each kind's, `check_category`,
+`unknown_category`), so the doctor and the processor cannot disagree.
 
-`--fix` writes only what can be computed: `next_run_at` of a waiting one-off (its
-`send_at`), of a waiting series (its first occurrence at or after now; earlier ones are
-neither sent nor recorded, as when a series is resumed), of an active rotation (now: the
-processor computes the real turn) and of a released event (now); and, with SHARDS above 1,
-the `shard` of a document that may still be sent whose shard is missing or outside
-0..SHARDS-1 (the due scan reads only those shards: docs/sharding.md). Everything else is
-left to a person."""
+`--fix` writes only what can be computed: the `next_run_at` its kind computes for a waiting
+document without one (a one-off's `send_at`; a series' first occurrence at or after now,
+earlier ones neither sent nor recorded, as when a series is resumed; now for an active
+rotation, whose real turn the processor computes, and for a released event); and, with
+SHARDS above 1, the `shard` of a document that may still be sent whose shard is missing or
+outside 0..SHARDS-1 (the due scan reads only those shards: docs/sharding.md). Everything
+else is left to a person."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
 from core.documents.categories import check_category, unknown_category
-from core.documents.events import EventField, EventStatus
-from core.documents.leases import LEASE, LeaseField
-from core.documents.messages import WAITING, MessageField, Status
-from core.documents.rotations import RotationField, RotationStatus
+from core.documents.leases import LeaseField
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.errors import DocumentError
-from core.event import Event
-from core.models import Message
-from core.rotation import Rotation
+from core.queues import USER
 from core.runtime import Runtime
-from core.schedule import resume_next_run_at
 from core.shards import in_range, shard_of
-from core.store import CATEGORIES, EVENTS, MESSAGES, ROTATIONS, Snapshot
+from core.store import CATEGORIES, Snapshot
 
-MESSAGE_STATUSES = frozenset(Status)
-# Messages a pass may still send (a paused or held one once a person resumes it): each must
-# be in a shard the due scan reads.
-LIVE_MESSAGES = frozenset((*WAITING, Status.SENDING, Status.PAUSED))
-ROTATION_STATUSES = frozenset(RotationStatus)
-# What each collection's statuses are, and which of them a pass may still send.
-KNOWN = {MESSAGES: MESSAGE_STATUSES, ROTATIONS: ROTATION_STATUSES, EVENTS: frozenset(EventStatus)}
-LIVE = {
-    MESSAGES: LIVE_MESSAGES,
-    ROTATIONS: ROTATION_STATUSES,
-    EVENTS: frozenset((EventStatus.PENDING, EventStatus.SENDING)),
-}
+if TYPE_CHECKING:
+    from processor.abc import Operates
+
+CATEGORY = "category"  # the category a document to a person is sent under
 PAGE = 300
 
 
@@ -101,67 +87,7 @@ class Finding:
         return f"{self.collection}/{self.id}: {self.code}: {self.reason} [{action}]"
 
 
-def examine_message(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
-    status = data.get(MessageField.STATUS)
-    if not isinstance(status, str) or status not in MESSAGE_STATUSES:
-        return _unknown_status(MESSAGES, doc_id, status)
-    waiting = status in WAITING and data.get(MessageField.DELETED) is not True
-    if not waiting and status != Status.SENDING:
-        return None  # settled, deleted, parked for a person, or paused: nothing to send
-    try:
-        message = Message.from_document(doc_id, data)
-    except DocumentError as exc:
-        return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
-    if status == Status.SENDING:
-        return _lease_finding(MESSAGES, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_AT)
-    if isinstance(data.get(MessageField.NEXT_RUN_AT), datetime):
-        return None
-    if message.recurrence is None:
-        send_at = data.get(MessageField.SEND_AT)
-        due = send_at if isinstance(send_at, datetime) else None
-    else:
-        try:
-            due = resume_next_run_at(message.recurrence, now)
-        except DocumentError as exc:
-            return Finding(MESSAGES, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
-    return _unscheduled(MESSAGES, doc_id, data, due)
-
-
-def examine_rotation(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
-    status = data.get(RotationField.STATUS)
-    if not isinstance(status, str) or status not in ROTATION_STATUSES:
-        return _unknown_status(ROTATIONS, doc_id, status)
-    if data.get(LEASE):  # a claimed day (the claim skips it): reconciliation settles it
-        return _lease_finding(ROTATIONS, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_DATE)
-    if status == RotationStatus.PAUSED:
-        return None
-    try:
-        Rotation.from_document(doc_id, data)
-    except DocumentError as exc:
-        return Finding(ROTATIONS, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
-    if isinstance(data.get(RotationField.NEXT_RUN_AT), datetime):
-        return None
-    return _unscheduled(ROTATIONS, doc_id, data, now)
-
-
-def examine_event(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
-    status = data.get(EventField.STATUS)
-    if not isinstance(status, str) or status not in KNOWN[EVENTS]:
-        return _unknown_status(EVENTS, doc_id, status)
-    if status not in LIVE[EVENTS]:
-        return None  # sent, failed, skipped or parked for a person
-    try:
-        Event.from_document(doc_id, data)
-    except DocumentError as exc:
-        return Finding(EVENTS, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
-    if status == EventStatus.SENDING:
-        return _lease_finding(EVENTS, doc_id, data.get(LEASE), LeaseField.OCCURRENCE_AT)
-    if isinstance(data.get(EventField.NEXT_RUN_AT), datetime):
-        return None
-    return _unscheduled(EVENTS, doc_id, data, now)
-
-
-def examine_category(doc_id: str, data: dict[str, Any], now: datetime) -> Finding | None:
+def examine_category(doc_id: str, data: dict[str, Any]) -> Finding | None:
     """A category the gates cannot read: every send of it to a person ends `failed` with the
     same code (`invalid_category`) until a person puts the category right."""
     try:
@@ -173,26 +99,21 @@ def examine_category(doc_id: str, data: dict[str, Any], now: datetime) -> Findin
 
 
 def examine_category_named(
-    collection: str, doc_id: str, data: dict[str, Any], categories: frozenset[str]
+    kind: Operates, doc_id: str, data: dict[str, Any], categories: frozenset[str]
 ) -> Finding | None:
-    """A waiting message or released event to a person whose `category` names no document of
-    `categories` (the ids that exist): its claim ends it `failed` (`unknown_category`) until
-    the category is created or the message names one that exists."""
-    if collection not in (MESSAGES, EVENTS) or data.get(MessageField.DELETED):
-        return None
-    status = data.get(SubjectField.STATUS)
-    waiting = status in WAITING if collection == MESSAGES else status == EventStatus.PENDING
-    # (A message's and an event's stored fields have the same names.)
-    user, category = data.get(MessageField.USER), data.get(MessageField.CATEGORY)
+    """A waiting document to a person whose `category` names no document of `categories`
+    (the ids that exist): its claim ends it `failed` (`unknown_category`) until the category
+    is created or the document names one that exists."""
+    status, user, category = (data.get(f) for f in (SubjectField.STATUS, USER, CATEGORY))
+    waiting = status in kind.queue.waiting and not data.get(SubjectField.DELETED)
     if not waiting or user is None or not isinstance(category, str) or category in categories:
         return None
     exc = unknown_category(category)
     reason = f"{exc.message} (a send of it to a person ends failed)"
-    return Finding(collection, doc_id, exc.code, reason)
+    return Finding(kind.collection, doc_id, exc.code, reason)
 
 
-def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
-    known = KNOWN[collection]
+def unknown_status(collection: str, doc_id: str, status: Any, known: Iterable[str]) -> Finding:
     return Finding(
         collection,
         doc_id,
@@ -201,7 +122,12 @@ def _unknown_status(collection: str, doc_id: str, status: Any) -> Finding:
     )
 
 
-def _unscheduled(
+def rejected(collection: str, doc_id: str, exc: DocumentError) -> Finding:
+    """A document the processor's own parsing rejects, with the code it would record."""
+    return Finding(collection, doc_id, exc.code, f"{exc.message} (the processor rejects it)")
+
+
+def unscheduled(
     collection: str, doc_id: str, data: dict[str, Any], due: datetime | None
 ) -> Finding:
     stored = data.get(SubjectField.NEXT_RUN_AT)
@@ -213,7 +139,7 @@ def _unscheduled(
     return Finding(collection, doc_id, code, reason, due)
 
 
-def _lease_finding(
+def lease_finding(
     collection: str, doc_id: str, lease: Any, occurrence: LeaseField
 ) -> Finding | None:
     """A held document is settled by reconciliation once its lease expires, which the
@@ -235,16 +161,14 @@ def _lease_finding(
 
 
 def examine_shard(
-    collection: str, doc_id: str, data: dict[str, Any], shards: int, finding: Finding | None
+    kind: Operates, doc_id: str, data: dict[str, Any], shards: int, finding: Finding | None
 ) -> Finding | None:
     """`finding`, or a new one, with the shard `--fix` sets when the due scan would never
     find the document: with SHARDS above 1, a live document whose `shard` is missing or not
     one of 0..SHARDS-1 (written by hand, or before SHARDS changed). With SHARDS=1 the scan
     has no shard filter, so any shard (or none) is found."""
     stored = data.get(SubjectField.SHARD, _MISSING)
-    status = data.get(SubjectField.STATUS)
-    live = status in LIVE[collection]
-    if shards == 1 or not live or in_range(stored, shards):
+    if shards == 1 or not kind.live(data) or in_range(stored, shards):
         return finding
     shard = shard_of(doc_id, shards)
     if finding is not None:  # a person's finding first: its fix comes with the shard's
@@ -252,32 +176,30 @@ def examine_shard(
     code = "missing_shard" if stored is _MISSING else "invalid_shard"
     what = "missing" if stored is _MISSING else f"{stored!r}"
     reason = f"shard is {what}, not one of 0..{shards - 1}: the due scan never finds it"
-    return Finding(collection, doc_id, code, reason, shard=shard)
+    return Finding(kind.collection, doc_id, code, reason, shard=shard)
 
 
 _MISSING = object()
 
 
 def scan(
-    db: firestore.Client, now: datetime, shards: int = 1
+    db: firestore.Client, kinds: Sequence[Operates], now: datetime, shards: int = 1
 ) -> Iterator[tuple[Snapshot, Finding]]:
-    """Every finding in each collection, in document id order, a page at a time."""
+    """Every finding in each kind's collection, then in `categories`, in document id
+    order, a page at a time."""
     categories = frozenset(snap.id for snap in _all(db, CATEGORIES))
-    for collection, examine in (
-        (MESSAGES, examine_message),
-        (ROTATIONS, examine_rotation),
-        (EVENTS, examine_event),
-        (CATEGORIES, examine_category),
-    ):
-        for snap in _all(db, collection):
+    for kind in kinds:
+        for snap in _all(db, kind.collection):
             data = snap.to_dict() or {}
-            finding = examine(snap.id, data, now) or examine_category_named(
-                collection, snap.id, data, categories
+            finding = kind.examine(snap.id, data, now) or examine_category_named(
+                kind, snap.id, data, categories
             )
-            if collection in LIVE:  # sent from: each must be in a shard the due scan reads
-                finding = examine_shard(collection, snap.id, data, shards, finding)
+            finding = examine_shard(kind, snap.id, data, shards, finding)
             if finding is not None:
                 yield snap, finding
+    for snap in _all(db, CATEGORIES):
+        if (finding := examine_category(snap.id, snap.to_dict() or {})) is not None:
+            yield snap, finding
 
 
 def _all(db: firestore.Client, collection: str) -> Iterator[Snapshot]:
@@ -313,11 +235,11 @@ def fix(rt: Runtime, snap: Snapshot, finding: Finding) -> bool:
     return True
 
 
-def run_doctor(rt: Runtime, *, apply: bool, as_json: bool) -> int:
+def run_doctor(rt: Runtime, kinds: Sequence[Operates], *, apply: bool, as_json: bool) -> int:
     """Print each finding (a line, or a JSON object per line), fixing what `apply` allows.
     Exit status 0 when nothing is left unsendable, 1 when something is."""
     left = 0
-    for snap, finding in scan(rt.db, rt.clock.now(), rt.settings.shards):
+    for snap, finding in scan(rt.db, kinds, rt.clock.now(), rt.settings.shards):
         fixed = apply and fix(rt, snap, finding)
         left += not fixed
         print(json.dumps(finding.as_json(fixed)) if as_json else finding.line(fixed))

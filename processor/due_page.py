@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.documents.messages import MessageField
-from core.store import MAX_EXCLUDED, Snapshot
+from core.queues import MAX_EXCLUDED
+from core.store import Snapshot
 
 # A channel takes at most 1/MAX_SHARE of a page while other channels' messages are due.
 MAX_SHARE = 4

@@ -16,7 +16,7 @@ and not held (a worker is sending right now) is refused.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from collections.abc import Sequence
 from typing import Any
 
 from google.cloud import firestore
@@ -24,55 +24,44 @@ from google.cloud import firestore
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, OperatorRecord
 from core.documents.errors import StoredError
-from core.documents.events import EventStatus, EventWrite
-from core.documents.leases import LEASE, LeaseField
-from core.documents.messages import MessageField, MessageWrite, Status
-from core.documents.rotations import RotationWrite
-from core.documents.subjects import SubjectWrite
-from core.documents.write import DELETE, UNSET
+from core.documents.leases import LEASE
+from core.documents.subjects import SubjectField
 from core.errors import AppError
-from core.models import event_delivery_id, message_delivery_id, rotation_delivery_id
 from core.runtime import Runtime
-from core.store import DELIVERIES, EVENTS, MESSAGES, ROTATIONS
-from processor.held import live_until
+from core.store import DELIVERIES
+from processor.abc import Operates
+from processor.held import refuse_live
 
 OPERATOR_FAILED = "operator_failed"
-# The collections whose leases it ends; those whose `sending` needs no lease to be ended.
-_LEASED = (MESSAGES, ROTATIONS, EVENTS)
-_SENDING_WITHOUT_LEASE = (MESSAGES, EVENTS)
 
 
 class FailHeldRefused(AppError):
     """`fail-held` cannot be applied to this document; the message says why."""
 
 
-def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
+def fail_held(rt: Runtime, kinds: Sequence[Operates], path: str, reason: str, by: str) -> None:
     if not reason.strip():
         raise FailHeldRefused("a reason is required: it is recorded on the document")
-    collection, _, doc_id = path.partition("/")
-    if collection not in _LEASED or not doc_id or "/" in doc_id:
-        raise FailHeldRefused(f"{path!r} is not {MESSAGES}/ID, {ROTATIONS}/ID or {EVENTS}/ID")
+    kind, doc_id = _kind_of(kinds, path)
     now = rt.clock.now()
-    snap = rt.db.collection(collection).document(doc_id).get()
+    snap = rt.db.collection(kind.collection).document(doc_id).get()
     data = snap.to_dict()
     if data is None:
         raise FailHeldRefused(f"no document {path!r}")
     lease = data.get(LEASE)
     if not isinstance(lease, dict):
-        sending = data.get(MessageField.STATUS) == Status.SENDING  # an event's too
-        if collection not in _SENDING_WITHOUT_LEASE or not sending:
+        sending = kind.queue.sending
+        if sending is None or data.get(SubjectField.STATUS) != sending:
             raise FailHeldRefused(f"{path!r} holds no lease: nothing to fail")
-        lease = {}  # `sending` with no lease a worker could hold (doctor: missing_lease)
-    expires_at = live_until(lease, now)
-    if expires_at is not None:
-        raise FailHeldRefused(f"{path!r} is being sent under a live lease until {expires_at}")
+        data = {**data, LEASE: {}}  # `sending` with no lease a worker could hold (doctor)
+    refuse_live(FailHeldRefused, repr(path), data[LEASE], now)
     error = StoredError(OPERATOR_FAILED, reason, now)
     record = OperatorRecord("fail_held", reason, by, now)
-    delivery_id = _delivery_id(collection, doc_id, lease)
+    failed, delivery_id = kind.held_failed(doc_id, data, error)
     batch = rt.db.batch()
     batch.update(
         snap.reference,
-        _failed(collection, lease, error).stamped(now).to_document(),
+        failed.stamped(now).to_document(),
         option=rt.db.write_option(last_update_time=snap.update_time),
     )
     ledger_status = _fail_claimed_entry(rt, batch, delivery_id, error, record)
@@ -88,35 +77,13 @@ def fail_held(rt: Runtime, path: str, reason: str, by: str) -> None:
     )
 
 
-def _failed(collection: str, lease: dict[str, Any], error: StoredError) -> SubjectWrite:
-    """The subject's write: a message or an event `failed`; a rotation's claimed day given
-    up."""
-    if collection == MESSAGES:
-        return MessageWrite(status=Status.FAILED, lease=DELETE, last_error=error)
-    if collection == EVENTS:
-        return EventWrite(status=EventStatus.FAILED, lease=DELETE, last_error=error)
-    day = lease.get(LeaseField.OCCURRENCE_DATE)
-    return RotationWrite(
-        lease=DELETE,
-        last_error=error,
-        rollback=DELETE,
-        last_processed_date=day if isinstance(day, str) else UNSET,
-    )
-
-
-def _delivery_id(collection: str, doc_id: str, lease: dict[str, Any]) -> str | None:
-    """The ledger id of the occurrence the lease names, if it names one (an event has one
-    occurrence, whatever its lease says)."""
-    if collection == EVENTS:
-        return event_delivery_id(doc_id)
-    if collection == MESSAGES:
-        occurrence = lease.get(LeaseField.OCCURRENCE_AT)
-        return message_delivery_id(doc_id, occurrence) if isinstance(occurrence, datetime) else None
-    try:
-        day = date.fromisoformat(str(lease.get(LeaseField.OCCURRENCE_DATE)))
-        return rotation_delivery_id(doc_id, day)
-    except ValueError:
-        return None
+def _kind_of(kinds: Sequence[Operates], path: str) -> tuple[Operates, str]:
+    collection, _, doc_id = path.partition("/")
+    for kind in kinds:
+        if kind.collection == collection and doc_id and "/" not in doc_id:
+            return kind, doc_id
+    ids = " or ".join(f"{kind.collection}/ID" for kind in kinds)
+    raise FailHeldRefused(f"{path!r} is not {ids}")
 
 
 def _fail_claimed_entry(
@@ -125,7 +92,7 @@ def _fail_claimed_entry(
     delivery_id: str | None,
     error: StoredError,
     record: OperatorRecord,
-) -> str | None:
+) -> Any:
     """The occurrence's ledger entry, `failed` if it was `claimed`; its status as found."""
     if delivery_id is None:
         return None

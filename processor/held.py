@@ -41,6 +41,14 @@ def live_until(lease: dict[str, Any], now: datetime) -> datetime | None:
     return end
 
 
+def refuse_live(refused: type[Exception], what: str, lease: dict[str, Any], now: datetime) -> None:
+    """`refused` (an operator's refusal) when a worker is sending `what` under `lease` now:
+    nobody else may decide its outcome while it may still post."""
+    end = live_until(lease, now)
+    if end is not None:
+        raise refused(f"{what} is being sent under a live lease until {end}")
+
+
 HISTORY_ESCALATE_AFTER = timedelta(hours=1)
 
 

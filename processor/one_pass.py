@@ -10,7 +10,7 @@ from typing import Any
 
 from core.runtime import Runtime
 from processor import tick
-from processor.abc import Kind
+from processor.abc import Passes
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL
@@ -19,7 +19,9 @@ from processor.pass_counts import io_error
 Pass = Callable[[Runtime], dict[str, Any]]
 
 
-def run_pass(rt: Runtime, kinds: Sequence[Kind[Any]], *, dry_run: bool = False) -> dict[str, Any]:
+def run_pass(
+    rt: Runtime, kinds: Sequence[Passes[Any, Any]], *, dry_run: bool = False
+) -> dict[str, Any]:
     """One pass over `kinds`: the summary counts cover every kind together, a kind with a
     `summary_key` repeats its own share under it, and `due` counts what the pass read. One
     kind's part raising (a read that failed, say) is logged and counted in `errors`, and
@@ -39,7 +41,9 @@ def run_pass(rt: Runtime, kinds: Sequence[Kind[Any]], *, dry_run: bool = False) 
     return summary | {"previews": previews} if dry_run else summary
 
 
-def _part(rt: Runtime, kind: Kind[Any], dry_run: bool, history: HistoryBudget) -> dict[str, Any]:
+def _part(
+    rt: Runtime, kind: Passes[Any, Any], dry_run: bool, history: HistoryBudget
+) -> dict[str, Any]:
     try:
         return tick.run_tick(rt, kind, dry_run=dry_run, history=history)
     except Exception as exc:

@@ -19,7 +19,7 @@ from core.documents.subjects import SubjectField
 from core.pubsub import DueOccurrence, publisher
 from core.runtime import Runtime
 from core.store import Snapshot
-from processor.abc import Kind
+from processor.abc import Passes
 from processor.due_page import channel_of
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
@@ -27,7 +27,7 @@ from processor.pass_counts import io_error
 from processor.reconcile import settle_expired
 
 
-def publish_pass(rt: Runtime, kinds: Sequence[Kind[Any]]) -> dict[str, Any]:
+def publish_pass(rt: Runtime, kinds: Sequence[Passes[Any, Any]]) -> dict[str, Any]:
     """One pass: per kind, leases reconciled, then at most TICK_LIMIT due documents
     published. The summary has the inline pass's shape; `published` counts the messages
     Pub/Sub accepted, `errors` the reads and publishes that failed."""
@@ -44,7 +44,7 @@ def publish_pass(rt: Runtime, kinds: Sequence[Kind[Any]]) -> dict[str, Any]:
 
 
 def _publish_kind(
-    rt: Runtime, kind: Kind[Any], now: datetime, history: HistoryBudget
+    rt: Runtime, kind: Passes[Any, Any], now: datetime, history: HistoryBudget
 ) -> Counter[str]:
     counts = settle_expired(rt, kind, history)
     try:
@@ -58,7 +58,7 @@ def _publish_kind(
     return counts
 
 
-def _occurrence(kind: Kind[Any], snap: Snapshot) -> DueOccurrence | None:
+def _occurrence(kind: Passes[Any, Any], snap: Snapshot) -> DueOccurrence | None:
     """The message for a due document; None when the query's own field is not an instant
     (cannot happen: the due query compares it with one)."""
     data = snap.to_dict() or {}

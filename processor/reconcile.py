@@ -41,7 +41,7 @@ from core.documents.write import DELETE
 from core.runtime import Runtime
 from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Claim, Kind, Leased, LeaseUnreadable
+from processor.abc import Claim, Leased, LeaseUnreadable, Passes, Reconciles
 from processor.deliver import report_outcome
 from processor.finalize import finalize, hold_unconfirmed
 from processor.held import hold_lease
@@ -61,17 +61,19 @@ def backoff(attempts: int) -> timedelta:
 
 
 def reconcile_kind(
-    rt: Runtime, kind: Kind[Any], budget: HistoryBudget | None = None
+    rt: Runtime, kind: Reconciles[Any], budget: HistoryBudget | None = None
 ) -> Counter[str]:
     """Settle every expired lease of `kind` this pass can take; the summary's counts. History
     calls come from `budget` (the pass's, shared by every kind; a new one when None)."""
     budget = budget or HistoryBudget.for_pass(rt)
-    snaps = kind.expired(rt.db, rt.clock.now(), rt.settings.tick_limit)
+    snaps = kind.queue.expired(rt.db, rt.clock.now(), rt.settings.tick_limit)
     budget.expect(len(snaps))
     return settle_each(snaps, lambda snap: reconcile_one(rt, kind, snap, budget), kind.id_field)
 
 
-def settle_expired(rt: Runtime, kind: Kind[Any], budget: HistoryBudget | None) -> Counter[str]:
+def settle_expired(
+    rt: Runtime, kind: Passes[Any, Any], budget: HistoryBudget | None
+) -> Counter[str]:
     """A pass's first step for `kind`, whatever dispatches the rest: its expired leases
     reconciled, and what it sweeps up besides; then its due documents in no shard put in
     their shard (processor.shard_strays), for the due scan that follows. A failing query is
@@ -113,7 +115,7 @@ def settle_each(
 
 
 def reconcile_one(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, budget: HistoryBudget
+    rt: Runtime, kind: Reconciles[Any], snap: Snapshot, budget: HistoryBudget
 ) -> Result | None:
     """Settle one expired lease; None when it is not settled this pass (Slack could not be
     asked, or its window is not read to the end yet)."""
@@ -192,7 +194,9 @@ def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> Po
     )
 
 
-def _claimed_entry(rt: Runtime, kind: Kind[Any], snap: Snapshot, leased: Leased) -> Snapshot | None:
+def _claimed_entry(
+    rt: Runtime, kind: Reconciles[Any], snap: Snapshot, leased: Leased
+) -> Snapshot | None:
     """The occurrence's ledger entry, if it is `claimed`; otherwise the lease is held for a
     person (processor.held) and None."""
     ledger = rt.db.collection(DELIVERIES).document(leased.delivery_id).get()
@@ -214,7 +218,7 @@ def _claimed_entry(rt: Runtime, kind: Kind[Any], snap: Snapshot, leased: Leased)
 
 
 def _take_over(
-    rt: Runtime, kind: Kind[Any], snap: Snapshot, ledger: Snapshot, leased: Leased
+    rt: Runtime, kind: Reconciles[Any], snap: Snapshot, ledger: Snapshot, leased: Leased
 ) -> Claim[Any] | None:
     taken = take_over_lease(rt, snap, ledger, kind.fences_subject)
     if taken is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition
 
@@ -23,7 +22,7 @@ from processor.outcome import Result
 
 def reject(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Kind,
     snap: Snapshot,
     exc: DocumentError,
     *,

@@ -22,10 +22,12 @@ from typing import Any
 
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerStatus, OperatorRecord
+from core.documents.leases import LeaseField, lease_of
 from core.errors import AppError
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from processor.abc import Kind, Settle
+from processor.abc import Settle, Settles
+from processor.held import refuse_live
 
 # Ledger statuses a person may settle (a kind may refuse some: Kind.settle_writes).
 NEEDS_A_PERSON = (LedgerStatus.CLAIMED, LedgerStatus.UNCONFIRMED, LedgerStatus.FAILED)
@@ -35,7 +37,7 @@ class SettleRefused(AppError):
     """An operator action that cannot be applied; the message says why."""
 
 
-def settle(rt: Runtime, kinds: Sequence[Kind[Any]], action: Settle) -> None:
+def settle(rt: Runtime, kinds: Sequence[Settles], action: Settle) -> None:
     """Apply `action` to its ledger entry; SettleRefused when it cannot be."""
     if not action.reason.strip():
         raise SettleRefused("a reason is required: it is recorded on the ledger entry")
@@ -53,6 +55,7 @@ def settle(rt: Runtime, kinds: Sequence[Kind[Any]], action: Settle) -> None:
     if data is None:
         raise SettleRefused(f"{kind.name} {snap.id!r} of {delivery_id!r} is gone")
     writes = kind.settle_writes(rt, action, entry, data)
+    refuse_live(SettleRefused, f"delivery {delivery_id!r}", lease_of(data), now)
     record = OperatorRecord(action.name, action.reason, action.by, now)
     batch = rt.db.batch()
     batch.update(
@@ -84,7 +87,7 @@ def _day_field(entry: dict[str, Any]) -> dict[str, Any]:
     return {day.value: entry[day]} if day in entry else {}
 
 
-def _kind_of(kinds: Sequence[Kind[Any]], delivery_id: str, entry: dict[str, Any]) -> Kind[Any]:
+def _kind_of(kinds: Sequence[Settles], delivery_id: str, entry: dict[str, Any]) -> Settles:
     name = entry.get(LedgerField.KIND)
     for kind in kinds:
         if kind.name == name:
@@ -96,8 +99,6 @@ def _refuse_unless_settleable(delivery_id: str, entry: dict[str, Any], now: date
     status = entry.get(LedgerField.STATUS)
     if status not in NEEDS_A_PERSON:
         raise SettleRefused(f"delivery {delivery_id!r} is {status!r}: nothing to settle")
-    lease_end = entry.get(LedgerField.LEASE_EXPIRES_AT)
-    if status == LedgerStatus.CLAIMED and isinstance(lease_end, datetime) and lease_end > now:
-        raise SettleRefused(
-            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
-        )
+    if status == LedgerStatus.CLAIMED:
+        lease = {LeaseField.EXPIRES_AT.value: entry.get(LedgerField.LEASE_EXPIRES_AT)}
+        refuse_live(SettleRefused, f"delivery {delivery_id!r}", lease, now)

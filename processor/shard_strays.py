@@ -5,7 +5,7 @@ need not know the `shard` field that the sharded due scan filters on (docs/shard
 document may also keep a shard from a larger SHARDS. No shard's query finds such a document,
 and Firestore cannot query for a field a document lacks. So each pass, before its due scan,
 reads the oldest due page through the unsharded (status, next_run_at) index
-(core.store.outside_shards) and sets the shard of each stray it finds (`shard_of` its id),
+(core.queues.Queue.outside_shards) and sets the shard of each stray it finds (`shard_of` its id),
 one log line each (`status: adopted`). The same pass's due scan then finds it, and every
 later occurrence of a series is in its shard from then on. A stray is found no later than a
 pass with SHARDS=1 would have found it: when it is among the oldest TICK_LIMIT due.
@@ -18,7 +18,6 @@ and does not keep the pass from what is due.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition, NotFound
 
@@ -26,20 +25,18 @@ from core import logs
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.runtime import Runtime
 from core.shards import shard_of
-from core.store import Snapshot, outside_shards
+from core.store import Snapshot
 from processor.abc import Kind
 from processor.pass_counts import io_error
 
 
-def adopt_strays(rt: Runtime, kind: Kind[Any]) -> Counter[str]:
+def adopt_strays(rt: Runtime, kind: Kind) -> Counter[str]:
     """Put `kind`'s due documents that no shard's query finds in their shard; the pass's
     counts (`errors` when the read or a write failed)."""
     counts: Counter[str] = Counter()
     shards = rt.settings.shards
     try:
-        strays = outside_shards(
-            rt.db, kind.collection, rt.clock.now(), rt.settings.tick_limit, shards
-        )
+        strays = kind.queue.outside_shards(rt.db, rt.clock.now(), rt.settings.tick_limit, shards)
         for snap in strays:
             _adopt(rt, kind, snap, shard_of(snap.id, shards))
     except Exception as exc:
@@ -48,7 +45,7 @@ def adopt_strays(rt: Runtime, kind: Kind[Any]) -> Counter[str]:
     return counts
 
 
-def _adopt(rt: Runtime, kind: Kind[Any], snap: Snapshot, shard: int) -> None:
+def _adopt(rt: Runtime, kind: Kind, snap: Snapshot, shard: int) -> None:
     stored = (snap.to_dict() or {}).get(SubjectField.SHARD)
     try:
         snap.reference.update(

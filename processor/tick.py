@@ -16,8 +16,7 @@ from functools import partial
 from typing import Any
 
 from core.runtime import Runtime
-from core.store import outside_shards
-from processor.abc import Kind
+from processor.abc import Passes
 from processor.channel_slots import ChannelSlots, slot_channel
 from processor.deliver import claim_and_send
 from processor.deliver_page import Page
@@ -36,7 +35,7 @@ PARALLEL_POSTS = 32
 
 def run_tick(
     rt: Runtime,
-    kind: Kind[Any],
+    kind: Passes[Any, Any],
     *,
     dry_run: bool = False,
     history: HistoryBudget | None = None,
@@ -53,7 +52,7 @@ def run_tick(
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}
 
 
-def _deliver_due(rt: Runtime, kind: Kind[Any], counts: Counter[str]) -> int:
+def _deliver_due(rt: Runtime, kind: Passes[Any, Any], counts: Counter[str]) -> int:
     """Read the due page and deliver it; the documents read."""
     try:
         due = _due_page(rt, kind, rt.clock.now())
@@ -77,13 +76,13 @@ def _deliver_due(rt: Runtime, kind: Kind[Any], counts: Counter[str]) -> int:
     return due.read
 
 
-def _dry_run(rt: Runtime, kind: Kind[Any], now: datetime) -> dict[str, Any]:
+def _dry_run(rt: Runtime, kind: Passes[Any, Any], now: datetime) -> dict[str, Any]:
     """What a pass would do now, with the previews of what it would post; writes nothing.
     Due documents in no shard are among them: a real pass puts them in theirs first
     (processor.shard_strays)."""
     due = _due_page(rt, kind, now)
     limit, shards = rt.settings.tick_limit, rt.settings.shards
-    page = [*due.messages, *outside_shards(rt.db, kind.collection, now, limit, shards)][:limit]
+    page = [*due.messages, *kind.queue.outside_shards(rt.db, now, limit, shards)][:limit]
     return {
         **dict.fromkeys(SUMMARY_KEYS, 0),
         "dry_run": True,
@@ -93,7 +92,7 @@ def _dry_run(rt: Runtime, kind: Kind[Any], now: datetime) -> dict[str, Any]:
     }
 
 
-def _due_page(rt: Runtime, kind: Kind[Any], now: datetime) -> DuePage:
+def _due_page(rt: Runtime, kind: Passes[Any, Any], now: datetime) -> DuePage:
     """The due documents a pass takes, no channel more than it can post to within the
     pass's budget (one now, then one per POST_INTERVAL)."""
     per_channel = timedelta(seconds=rt.settings.tick_budget_seconds) // POST_INTERVAL + 1

@@ -27,11 +27,11 @@ from core.models import rotation_delivery_id
 from core.rotation import Rotation, Turn, turn_for
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from processor.abc import Missed
+from processor.abc import Kind, Missed
 from processor.ledger_entries import day_entry
 from processor.outcome import Result
 from processor.reject import reject
-from rotations.kind import ROTATION_DAY_KIND, DayTurn, pinned_day
+from rotations.day import DayTurn, pinned_day
 from rotations.missed_days import (
     MissedDays,
     close_ended,
@@ -41,7 +41,7 @@ from rotations.missed_days import (
 )
 
 
-def plan_day(rt: Runtime, snap: Snapshot) -> DayPlan | Result:
+def plan_day(rt: Runtime, kind: Kind, snap: Snapshot) -> DayPlan | Result:
     """The claim of today's turn of the rotation `snap` (found due); or, when it is not due
     after all, its `next_run_at` moved to when it is (a Result)."""
     data = snap.to_dict() or {}
@@ -54,7 +54,7 @@ def plan_day(rt: Runtime, snap: Snapshot) -> DayPlan | Result:
             return Result.SKIPPED  # a claimed day, settled by reconciliation
         rotation = Rotation.from_document(snap.id, data)
     except DocumentError as exc:
-        return reject_rotation(rt, snap, exc)
+        return reject_rotation(rt, kind, snap, exc)
     if not rotation.is_due(now):
         return _reschedule(rt, snap, rotation, now)
     today = rotation.today(now)
@@ -247,8 +247,8 @@ def _everyone_skipped(
     return Result.SKIPPED
 
 
-def reject_rotation(rt: Runtime, snap: Snapshot, exc: DocumentError) -> Result:
+def reject_rotation(rt: Runtime, kind: Kind, snap: Snapshot, exc: DocumentError) -> Result:
     """A rotation that cannot take turns as stored is paused with a code saying why (and
     escalated), rather than tried again every minute; an edit can resume it."""
     detail = f"rotation cannot take turns as stored (paused): {exc.message}"
-    return reject(rt, ROTATION_DAY_KIND, snap, exc, status=RotationStatus.PAUSED, detail=detail)
+    return reject(rt, kind, snap, exc, status=RotationStatus.PAUSED, detail=detail)

@@ -22,36 +22,37 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from core.actions import to_document
 from core.documents.deliveries import (
     LedgerField,
     LedgerKind,
     LedgerReason,
     LedgerStatus,
     LedgerWrite,
-    PinnedPost,
 )
 from core.documents.errors import StoredError
-from core.documents.leases import LEASE, LeaseField, usable_lease
-from core.documents.rotations import RESTORED, Rollback, RotationField, RotationWrite
-from core.documents.write import DELETE, INCREMENT, UNSET, Unset
+from core.documents.leases import LEASE, LeaseField, lease_of, usable_lease
+from core.documents.rotations import (
+    RESTORED,
+    Rollback,
+    RotationField,
+    RotationStatus,
+    RotationWrite,
+)
+from core.documents.subjects import SubjectWrite
+from core.documents.write import DELETE, INCREMENT, UNSET
 from core.errors import DocumentError
 from core.models import rotation_delivery_id
+from core.queues import Queue
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
-from core.store import (
-    ROTATIONS,
-    Snapshot,
-    due_rotations,
-    expired_rotation_leases,
-)
+from core.store import ROTATIONS, Snapshot
 from formatting.buttons import with_actions
-from formatting.slack_text import RENDER_VERSION, SlackMessage
+from formatting.slack_text import SlackMessage
 from processor.abc import (
     Claim,
     ClaimPlan,
@@ -62,22 +63,15 @@ from processor.abc import (
     Settle,
     Writes,
 )
+from processor.doctor import Finding
 from processor.outcome import Result
 from processor.reconcile import backoff
+from rotations.claim import plan_day
+from rotations.day import DayTurn
+from rotations.examine import examine_rotation
 from rotations.preview import preview_turns
 from rotations.render import render_turn
 from rotations.settle import rotation_settle_writes
-
-
-@dataclass(frozen=True)
-class DayTurn:
-    """A rotation's claimed day: whose turn it is, and what giving the day back restores."""
-
-    rotation: Rotation
-    day: date
-    member: str
-    rollback: dict[str, Any]  # the fields a rollback restores, as they were before the claim
-    escalated: bool = False  # an earlier attempt of this day alerted already
 
 
 def needs_alert(post: PostResult, result: Result) -> bool:
@@ -97,25 +91,23 @@ class RotationDayKind:
     collection = ROTATIONS
     id_field = LedgerField.ROTATION_ID
     noun = "a claimed rotation day"
+    # A claimed day is found by its lease alone, paused or not: it is settled either way.
+    queue = Queue(ROTATIONS, (RotationStatus.ACTIVE,), sending=None)
     summary_key: str | None = "rotations"
     fences_subject = True
 
-    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> object:
+    def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> None:
         return None
 
-    def plan(
-        self, rt: Runtime, snap: Snapshot, ahead: object = None
-    ) -> ClaimPlan[DayTurn] | Result:
-        from rotations.claim import plan_day  # it plans the claims of this kind
-
-        return plan_day(rt, snap)
+    def plan(self, rt: Runtime, snap: Snapshot, ahead: None) -> ClaimPlan[DayTurn] | Result:
+        return plan_day(rt, self, snap)
 
     def due(
         self, rt: Runtime, now: datetime, limit: int, excluding: Sequence[str] = ()
     ) -> list[Snapshot]:
         # A claimed day (a lease held for a person can outlast the next turn's time) is
         # reconciliation's, not a claim's: left out, so a pass does not count it as due.
-        due = due_rotations(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
+        due = self.queue.due(rt.db, now, limit, excluding=excluding, shards=rt.settings.shards)
         return [snap for snap in due if not usable_lease((snap.to_dict() or {}).get(LEASE))]
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
@@ -126,8 +118,28 @@ class RotationDayKind:
         # next turn is due (rotations.claim.reject_rotation).
         return Counter()
 
-    def expired(self, db: Any, now: datetime, limit: int) -> list[Snapshot]:
-        return expired_rotation_leases(db, now, limit)
+    def examine(self, doc_id: str, data: Doc, now: datetime) -> Finding | None:
+        return examine_rotation(doc_id, data, now)
+
+    def held_failed(
+        self, doc_id: str, data: Doc, error: StoredError
+    ) -> tuple[SubjectWrite, str | None]:
+        """The claimed day is given up: `last_processed_date` stays on it, and the order
+        goes on with the next turn."""
+        day = lease_of(data).get(LeaseField.OCCURRENCE_DATE)
+        given_up = RotationWrite(
+            lease=DELETE,
+            last_error=error,
+            rollback=DELETE,
+            last_processed_date=day if isinstance(day, str) else UNSET,
+        )
+        try:
+            return given_up, rotation_delivery_id(doc_id, date.fromisoformat(str(day)))
+        except ValueError:
+            return given_up, None
+
+    def live(self, data: Doc) -> bool:
+        return data.get(RotationField.STATUS) in frozenset(RotationStatus)
 
     def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
         day = _leased_day(subject_id, data)
@@ -207,27 +219,6 @@ class RotationDayKind:
             fields["retry_after"] = post.retry_after
             return OutcomeLine("warning", text, code, detail, False, fields)
         return OutcomeLine("info", "rotation turn delivered", code, detail, False, fields)
-
-
-def pinned_day(rotation: Rotation, member: str) -> LedgerWrite:
-    """What a day's post (`RotationDayKind.render`) naming `member` is, for its ledger
-    entry's claim (LedgerField.ACTIONS): its buttons, its rendered text and blocks, and the
-    template and `RENDER_VERSION` that rendered them, so that an update can name whoever
-    takes the turn then (`skip_today` may hand it on; rotations.render.handed_on). Nothing
-    for a post without buttons: no click or update ever reads it."""
-    if not rotation.actions:
-        return LedgerWrite()
-    try:
-        rendered = render_turn(rotation.text, member)
-        post: PinnedPost | Unset = PinnedPost(rendered.text, rendered.blocks, member)
-    except DocumentError:  # the send fails on the same error: there is no post to update
-        post = UNSET
-    return LedgerWrite(
-        actions=to_document(rotation.actions),
-        post=post,
-        text=rotation.text,
-        render_version=RENDER_VERSION,
-    )
 
 
 def _leased_day(subject_id: str, data: dict[str, Any]) -> date:

@@ -32,7 +32,6 @@ from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import DELIVERIES
 from processor.abc import MARK_DELIVERED, Doc, Settle, Writes
-from processor.held import live_until
 from processor.outcome import Result
 from processor.settle import SettleRefused
 
@@ -128,11 +127,6 @@ def _refuse_unless_current_day(
             f"delivery {delivery_id!r} is not the current day of rotation {rotation_id!r}: "
             f"the rotation is on {current!r} (delivery 'r:{rotation_id}:{current}'); "
             "settle that one instead"
-        )
-    lease_end = live_until(lease, now)
-    if lease_end is not None:
-        raise SettleRefused(
-            f"delivery {delivery_id!r} is being sent under a live lease until {lease_end}"
         )
 
 

@@ -15,12 +15,12 @@ from events.kind import EVENT_KIND
 from interactions.show import Shown, show_pending
 from messages.kind import MESSAGE_KIND
 from processor import one_pass
-from processor.abc import Kind
+from processor.abc import AnyKind
 from processor.publish import publish_pass
 from rotations.kind import ROTATION_DAY_KIND
 
-KINDS: tuple[Kind[Any], ...] = (ROTATION_DAY_KIND, MESSAGE_KIND, EVENT_KIND)
-KINDS_BY_NAME: dict[str, Kind[Any]] = {kind.name: kind for kind in KINDS}
+KINDS: tuple[AnyKind, ...] = (ROTATION_DAY_KIND, MESSAGE_KIND, EVENT_KIND)
+KINDS_BY_NAME: dict[str, AnyKind] = {kind.name: kind for kind in KINDS}
 
 
 def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:

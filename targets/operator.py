@@ -83,13 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     rt = runtime_for(Settings.from_env())
     try:
         if args.command == "doctor":
-            return run_doctor(rt, apply=args.fix, as_json=args.json)
+            return run_doctor(rt, KINDS, apply=args.fix, as_json=args.json)
         if args.command == "list":
             statuses = tuple(s.strip() for s in args.status.split(",") if s.strip())
             for row in list_deliveries(rt.db, statuses, args.limit):
                 print(json.dumps(row, default=str, sort_keys=True))
         elif args.command == "fail-held":
-            fail_held(rt, args.path, args.reason, args.by)
+            fail_held(rt, KINDS, args.path, args.reason, args.by)
         elif args.command == "mark-delivered":
             mark_delivered(rt, args.delivery_id, args.ts, args.reason, args.by)
         else:

@@ -22,6 +22,7 @@ class SubjectField(enum.StrEnum):
     SHARD = "shard"  # which of the due scan's shards finds it (core.shards)
     LEASE = LEASE
     LAST_ERROR = "last_error"
+    DELETED = "deleted"  # soft-deleted by its writer: never sent (a message's)
     ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)
     UPDATED_AT = "updated_at"
     VERSION = "version"

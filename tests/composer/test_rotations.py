@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from core.store import DELIVERIES, ROTATIONS, due_rotations
+from core.store import DELIVERIES, ROTATIONS
+from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.rotations import ROTATION, create
@@ -138,7 +139,7 @@ def test_create_after_todays_send_time_is_due_at_once(api, db):
 
     assert created["next_run_at"] == "2027-01-04T08:30:00+00:00"
     assert doc(db, created["id"])["next_run_at"] == datetime(2027, 1, 4, 8, 30, tzinfo=UTC)
-    assert [snap.id for snap in due_rotations(db, T0, 10)] == [created["id"]]
+    assert [snap.id for snap in ROTATION_DAY_KIND.queue.due(db, T0, 10)] == [created["id"]]
 
 
 @pytest.mark.parametrize(
@@ -157,7 +158,7 @@ def test_create_sets_next_run_at_to_the_next_open_turn(api, db, change, due):
     created = create(api, {**ROTATION, **change})
 
     assert created["next_run_at"] == due
-    assert due_rotations(db, T0, 10) == []
+    assert ROTATION_DAY_KIND.queue.due(db, T0, 10) == []
 
 
 def test_create_stores_skips_working_days_and_on_ambiguous(api, db):
@@ -204,7 +205,7 @@ def test_an_edit_reopens_a_day_whose_post_failed(api, db):
 
     assert status == 200
     assert edited["next_run_at"] == "2027-01-04T08:30:00+00:00"
-    assert [snap.id for snap in due_rotations(db, T0, 10)] == [created["id"]]
+    assert [snap.id for snap in ROTATION_DAY_KIND.queue.due(db, T0, 10)] == [created["id"]]
 
 
 def test_an_edit_keeps_a_retry_after_wait(api, db):
@@ -226,12 +227,12 @@ def test_pausing_leaves_the_due_query_and_resuming_rejoins_it(api, db, clock):
     path = f"/rotations/{created['id']}"
 
     paused = call(api, "PUT", path, {"status": "paused"})[1]
-    due_while_paused = due_rotations(db, T0, 10)
+    due_while_paused = ROTATION_DAY_KIND.queue.due(db, T0, 10)
     resumed = call(api, "PUT", path, {"status": "active"})[1]
 
     assert (paused["status"], due_while_paused) == ("paused", [])
     assert resumed["next_run_at"] == "2027-01-04T08:30:00+00:00"
-    assert [snap.id for snap in due_rotations(db, T0, 10)] == [created["id"]]
+    assert [snap.id for snap in ROTATION_DAY_KIND.queue.due(db, T0, 10)] == [created["id"]]
 
 
 # --- fairness under edits ------------------------------------------------------------------

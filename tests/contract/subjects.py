@@ -20,7 +20,7 @@ from core.store import EVENTS, MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault, SlackStandIn
 from events.kind import EVENT_KIND
 from messages.kind import MESSAGE_KIND
-from processor.abc import Kind
+from processor.abc import AnyKind
 from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
@@ -66,7 +66,7 @@ class Subject:
     occurrence was delivered, or given up by `fail-held`."""
 
     name: str
-    kind: Kind[Any]
+    kind: AnyKind
     # Where a worker process finds the kind (tests.support.crash_worker): "module:NAME".
     kind_ref: str
     seed: Callable[[World, str, dict[str, Any]], Seeded]

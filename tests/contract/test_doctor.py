@@ -29,7 +29,7 @@ def test_the_doctor_finds_a_broken_document_of_every_kind(rt, world, subject, br
         ref.update({"next_run_at": "soon"})
     capsys.readouterr()
 
-    assert run_doctor(rt, apply=False, as_json=True) == 1
+    assert run_doctor(rt, [subject.kind], apply=False, as_json=True) == 1
 
     findings = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(f["collection"], f["id"], f["code"]) for f in findings] == [

@@ -23,14 +23,14 @@ def test_fail_held_ends_a_held_lease_and_refuses_a_live_one(rt, world, subject):
     ref = world.db.collection(subject.kind.collection).document(seeded.id)
     assert isinstance(claim_occurrence(rt, subject.kind, ref.get()), Claim)
     with pytest.raises(FailHeldRefused, match="live lease"):
-        fail_held(rt, seeded.path, REASON, BY)
+        fail_held(rt, [subject.kind], seeded.path, REASON, BY)
     # The worker died; the document was then edited into one the processor rejects.
     ref.update(UNPARSEABLE)
     world.clock.advance(timedelta(seconds=301))
     one_pass(rt, subject)
     assert ref.get().get("lease")["held_code"] == "invalid_channel"
 
-    fail_held(rt, seeded.path, REASON, BY)
+    fail_held(rt, [subject.kind], seeded.path, REASON, BY)
 
     assert subject.failed_by_hand(subject.stored(world, seeded), seeded)
     entry = ledger(world.db)[seeded.delivery_id]
@@ -41,4 +41,4 @@ def test_fail_held_ends_a_held_lease_and_refuses_a_live_one(rt, world, subject):
     one_pass(rt, subject)
     assert seeded.delivery_id not in world.slack.delivery_ids()
     with pytest.raises(FailHeldRefused, match="holds no lease"):
-        fail_held(rt, seeded.path, REASON, BY)
+        fail_held(rt, [subject.kind], seeded.path, REASON, BY)

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-import core.store
+import core.queues
 from core.errors import SettingsError
 from core.settings import Settings
 from core.shards import shard_of
-from core.store import due_messages, due_rotations
+from messages.kind import MESSAGE_KIND
+from rotations.kind import ROTATION_DAY_KIND
 from targets.kinds import run_pass
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -39,7 +40,7 @@ def sharded(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 def shard_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """Documents read by each query the due scan makes, keyed by its shard filter."""
     reads: Counter[str] = Counter()
-    real = core.store._due_in
+    real = core.queues._due_in
 
     def counted(*args: Any) -> list[Any]:
         page = real(*args)
@@ -48,7 +49,7 @@ def shard_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         reads["queries"] += 1
         return page
 
-    monkeypatch.setattr(core.store, "_due_in", counted)
+    monkeypatch.setattr(core.queues, "_due_in", counted)
     return reads
 
 
@@ -102,9 +103,9 @@ def test_every_shard_is_scanned_and_the_oldest_come_first_within_the_limit(
     ids = _seed_spread(db, 12)
     assert len({shard_of(i, SHARDS) for i in ids}) == SHARDS  # every shard holds some
 
-    everything = [snap.id for snap in due_messages(db, T0, 50, shards=SHARDS)]
+    everything = [snap.id for snap in MESSAGE_KIND.queue.due(db, T0, 50, shards=SHARDS)]
     shard_reads.clear()
-    oldest = [snap.id for snap in due_messages(db, T0, 5, shards=SHARDS)]
+    oldest = [snap.id for snap in MESSAGE_KIND.queue.due(db, T0, 5, shards=SHARDS)]
 
     assert everything == ids
     assert oldest == ids[:5]
@@ -118,7 +119,7 @@ def test_exclusions_still_apply_in_every_shard(sharded, db):
     ids = _seed_spread(db, 8)
     db.collection("scheduled_messages").document(ids[3]).update({"channel": "C0BUSY001"})
 
-    left = due_messages(db, T0, 50, excluding=["C0BUSY001"], shards=SHARDS)
+    left = MESSAGE_KIND.queue.due(db, T0, 50, excluding=["C0BUSY001"], shards=SHARDS)
     assert [s.id for s in left] == ids[:3] + ids[4:]
 
 
@@ -129,8 +130,8 @@ def test_due_rotations_are_found_in_every_shard(sharded, db):
             db, rid, shard=shard_of(rid, SHARDS), next_run_at=T0 - timedelta(minutes=8 - n)
         )
 
-    assert [snap.id for snap in due_rotations(db, T0, 50, shards=SHARDS)] == ids
-    assert [snap.id for snap in due_rotations(db, T0, 3, shards=SHARDS)] == ids[:3]
+    assert [snap.id for snap in ROTATION_DAY_KIND.queue.due(db, T0, 50, shards=SHARDS)] == ids
+    assert [snap.id for snap in ROTATION_DAY_KIND.queue.due(db, T0, 3, shards=SHARDS)] == ids[:3]
 
 
 def test_with_one_shard_documents_without_a_shard_are_found(rt, db, slack, shard_reads):
@@ -138,7 +139,7 @@ def test_with_one_shard_documents_without_a_shard_are_found(rt, db, slack, shard
     seed_message(db, "old-modulus", shard=3)
     seed_rotation(db, "rotation-no-shard")
 
-    assert {snap.id for snap in due_messages(db, T0, 10)} == {"no-shard", "old-modulus"}
+    assert {snap.id for snap in MESSAGE_KIND.queue.due(db, T0, 10)} == {"no-shard", "old-modulus"}
     assert shard_reads == Counter({"unsharded": 2, "queries": 1})
     run_pass(rt)
     assert sorted(slack.delivery_ids()) == [
@@ -153,7 +154,7 @@ def test_documents_stored_under_fewer_shards_are_found_after_shards_is_raised(sh
     for n in range(6):
         seed_message(db, f"m-{n}", shard=shard_of(f"m-{n}", 2), next_run_at=T0 - timedelta(n))
 
-    assert {snap.id for snap in due_messages(db, T0, 50, shards=SHARDS)} == {
+    assert {snap.id for snap in MESSAGE_KIND.queue.due(db, T0, 50, shards=SHARDS)} == {
         f"m-{n}" for n in range(6)
     }
 

@@ -48,7 +48,7 @@ def new_formatter(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("formatting.slack_text.join", lambda blocks: LEAD + join(blocks))
     monkeypatch.setattr("formatting.slack_text.section_blocks", v2_sections)
-    for module in ("interactions.show", "rotations.kind"):
+    for module in ("interactions.show", "rotations.day"):
         monkeypatch.setattr(f"{module}.RENDER_VERSION", slack_text.RENDER_VERSION + 1)
 
 

@@ -20,7 +20,7 @@ from processor.fail_held import FailHeldRefused, fail_held
 from processor.one_pass import until_idle
 from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
-from targets.kinds import run_pass
+from targets.kinds import KINDS, run_pass
 from targets.operator import main
 from tests.fixtures.clock import T0, past_lease
 from tests.fixtures.deliveries import ledger
@@ -217,13 +217,13 @@ def test_fail_held_refuses_a_live_lease_a_missing_reason_and_a_document_without_
     seed_rotation(db)
 
     with pytest.raises(FailHeldRefused, match="live lease"):
-        fail_held(rt, f"{MESSAGES}/{mid}", "impatient", "ana")
+        fail_held(rt, KINDS, f"{MESSAGES}/{mid}", "impatient", "ana")
     with pytest.raises(FailHeldRefused, match="reason"):
-        fail_held(rt, f"{MESSAGES}/{mid}", " ", "ana")
+        fail_held(rt, KINDS, f"{MESSAGES}/{mid}", " ", "ana")
     with pytest.raises(FailHeldRefused, match="no lease"):
-        fail_held(rt, f"{ROTATIONS}/standup", "x", "ana")
+        fail_held(rt, KINDS, f"{ROTATIONS}/standup", "x", "ana")
     with pytest.raises(FailHeldRefused, match="is not"):
-        fail_held(rt, f"deliveries/{mid}", "x", "ana")
+        fail_held(rt, KINDS, f"deliveries/{mid}", "x", "ana")
     assert message(db, mid)["status"] == "sending"
 
 
@@ -232,7 +232,7 @@ def test_fail_held_ends_a_sending_message_that_has_no_lease_at_all(rt, db, slack
     # (doctor reports it as missing_lease).
     mid = seed_message(db, status="sending")
 
-    fail_held(rt, f"{MESSAGES}/{mid}", "imported half-sent", "ana")
+    fail_held(rt, KINDS, f"{MESSAGES}/{mid}", "imported half-sent", "ana")
 
     stored = message(db, mid)
     assert (stored["status"], stored["last_error"]["code"]) == ("failed", "operator_failed")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from google.api_core.exceptions import ServiceUnavailable
 
-from messages import kind as message_kind
+from core.queues import Queue
 from messages.kind import MESSAGE_KIND
 from processor.pacing import ChannelPacer
 from processor.tick import run_tick
@@ -82,7 +82,7 @@ def test_the_expired_lease_query_failing_does_not_keep_the_pass_from_what_is_due
     rt, db, slack, monkeypatch, capsys
 ):
     due = seed_message(db)
-    fail_once(monkeypatch, message_kind, "expired_leases")
+    fail_once(monkeypatch, Queue, "expired")
 
     summary = run_tick(rt, MESSAGE_KIND)
 

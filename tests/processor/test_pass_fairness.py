@@ -12,7 +12,8 @@ from itertools import pairwise
 import pytest
 
 from core.models import message_delivery_id
-from core.store import DELIVERIES, due_messages
+from core.store import DELIVERIES
+from messages.kind import MESSAGE_KIND
 from processor.one_pass import until_idle
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
@@ -133,12 +134,12 @@ def test_the_due_query_can_leave_channels_out_and_still_reads_every_waiting_stat
     )
     seed_message(db, "not-due", channel="C0LATER01", next_run_at=T0 + timedelta(minutes=1))
 
-    everything = [s.id for s in due_messages(db, T0, 10)]
-    without = [s.id for s in due_messages(db, T0, 10, excluding=["C0BUSY001"])]
+    everything = [s.id for s in MESSAGE_KIND.queue.due(db, T0, 10)]
+    without = [s.id for s in MESSAGE_KIND.queue.due(db, T0, 10, excluding=["C0BUSY001"])]
 
     assert everything == ["busy", "series", "later"]
     assert without == ["series", "later"]
-    assert [s.id for s in due_messages(db, T0, 1, excluding=["C0BUSY001"])] == ["series"]
+    assert [s.id for s in MESSAGE_KIND.queue.due(db, T0, 1, excluding=["C0BUSY001"])] == ["series"]
 
 
 def test_a_channels_backlog_does_not_keep_messages_to_people_waiting(settings, db, slack, clock):

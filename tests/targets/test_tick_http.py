@@ -474,12 +474,13 @@ def test_one_part_of_the_pass_failing_does_not_keep_the_other_from_going_out(
     next pass posts what the failed part left."""
     from google.api_core.exceptions import ServiceUnavailable
 
-    from messages import kind as message_kind
-    from rotations import kind as rotation_kind
+    from processor.occurrence_kind import OccurrenceKind
+    from rotations.kind import ROTATION_DAY_KIND
 
+    # (The messages are the first of the kinds a record describes to read what is due.)
     owner, name = {
-        "rotations": (rotation_kind, "due_rotations"),
-        "messages": (message_kind, "due_messages"),
+        "rotations": (ROTATION_DAY_KIND, "due"),
+        "messages": (OccurrenceKind, "due"),
     }[failing]
     real = getattr(owner, name)
     calls: list[int] = []
