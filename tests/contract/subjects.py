@@ -1,7 +1,8 @@
-"""The kinds of send the contract suite runs through the same promises, each as a "subject
-under test": its kind, how a test makes one of its documents due now (through the way its
-users do: a document written as the API or another service stores it, an event through
-`POST /events`), and what its stored subject says once it is delivered or failed by hand.
+"""The kinds of send the contract suite runs through the same promises (and a toy kind
+defined only here, tests/contract/toy.py), each as a "subject under test": its kind, how a
+test makes one of its documents due now (through the way its users do: a document written
+as the API or another service stores it, an event through `POST /events`), and what its
+stored subject says once it is delivered or failed by hand.
 
 A new kind gets every promise of tests/contract/ by adding a `Subject` to `SUBJECTS`."""
 
@@ -23,6 +24,8 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import AnyKind
 from processor.tick import run_tick
 from rotations.kind import ROTATION_DAY_KIND
+from tests.contract.toy import TOY_KIND, TOY_NOTES
+from tests.contract.toy import delivery_id as toy_delivery_id
 from tests.fixtures.api import call
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import seed_message, seed_series
@@ -182,6 +185,21 @@ def _event_sent(doc: dict[str, Any], seeded: Seeded) -> bool:
     return doc.get("status") == "sent" and "lease" not in doc and bool(doc.get("slack_ts"))
 
 
+# --- a toy kind, defined only in the tests (tests/contract/toy.py) ---------------------------
+
+
+def _seed_note(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
+    now = world.clock.now()
+    ref = world.db.collection(TOY_NOTES).document(f"note-{next(_ids)}")
+    stored = {"text": TEXT, **fields}
+    ref.set({"channel": channel, "at": now, "next_run_at": now, "status": "waiting", **stored})
+    return Seeded(ref.id, toy_delivery_id(ref.id, now), f"{TOY_NOTES}/{ref.id}", now)
+
+
+def _note_posted(doc: dict[str, Any], seeded: Seeded) -> bool:
+    return doc.get("status") == "posted" and "lease" not in doc and bool(doc.get("slack_ts"))
+
+
 _MESSAGES = "messages.kind:MESSAGE_KIND"
 SUBJECTS = (
     Subject(
@@ -220,6 +238,14 @@ SUBJECTS = (
         _message_failed,
         claim_syncpoint="reclaim",
         retry_policy=False,
+    ),
+    Subject(
+        "toy_note",
+        TOY_KIND,
+        "tests.contract.toy:TOY_KIND",
+        _seed_note,
+        _note_posted,
+        _message_failed,
     ),
 )
 
