@@ -192,7 +192,12 @@ class EventPlan:
     def new_entry(self) -> dict[str, Any]:
         event = self.event
         identity = Occurrence(
-            LedgerKind.EVENT, event.id, event.created_at, event.channel, user=event.user
+            LedgerKind.EVENT,
+            LedgerField.EVENT_ID,
+            event.id,
+            event.created_at,
+            event.channel,
+            user=event.user,
         )
         return new_entry(identity, self.worker_id, LedgerWrite())
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from core.documents.deliveries import LedgerField, LedgerKind
-from core.documents.events import EventField, EventStatus, EventWrite
+from core.documents.events import EventStatus, EventWrite
 from core.documents.people import Holds
 from core.documents.write import DELETE, UNSET
 from core.event import Event
@@ -28,7 +28,7 @@ from core.runtime import Runtime
 from core.store import EVENTS, Snapshot
 from events.claim import plan_retry
 from formatting.slack_text import SlackMessage, to_slack
-from processor.abc import Claim, Doc, Kind, Planned
+from processor.abc import Doc, Kind, Planned
 from processor.gated_rules import GatedRules
 from processor.gates import Gates
 from processor.occurrence_kind import (
@@ -55,19 +55,8 @@ class EventRules(GatedRules[Event]):
     def released(self, subject: Event, occurrence_at: datetime) -> EventWrite:
         return EventWrite(status=EventStatus.PENDING)
 
-    def render(self, claim: Claim[Event]) -> SlackMessage:
-        return to_slack(claim.subject.text)
-
-    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": snap.id,
-                "channel": snap.get(EventField.CHANNEL),
-                "text": snap.get(EventField.TEXT),
-                "occurrence_at": snap.get(EventField.CREATED_AT),
-            }
-            for snap in due
-        ]
+    def render(self, subject: Event, delivery_id: str) -> SlackMessage:
+        return to_slack(subject.text)
 
     def taken_over(self, subject: Event, entry: Doc) -> Event:
         return replace(subject, holds=Holds.from_document(entry.get(LedgerField.GATES)))

@@ -23,6 +23,7 @@ from google.cloud import firestore
 
 from core import logs
 from core.documents.deliveries import (
+    LedgerField,
     LedgerKind,
     LedgerStatus,
     LedgerWrite,
@@ -239,7 +240,9 @@ def _record_unsent(
     False when another caller's landed first, None when the person's document moved."""
     now = rt.clock.now()
     stored = replace(event, attempts=0, updated_at=now, version=1)
-    identity = Occurrence(LedgerKind.EVENT, ref.id, now, None, user=draft.user)
+    identity = Occurrence(
+        LedgerKind.EVENT, LedgerField.EVENT_ID, ref.id, now, None, user=draft.user
+    )
     batch = NamedBatch(rt.db)
     batch.create(ref, _fields(rt, ref, draft, None) | stored.to_document())
     batch.create(

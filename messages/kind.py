@@ -31,7 +31,7 @@ from messages.advance import settled
 from messages.claim import plan_message
 from messages.preview import preview_messages
 from messages.settle import refuse_unless_current
-from processor.abc import Claim, Doc, Kind, Planned, Settle
+from processor.abc import Doc, Kind, Planned, Settle
 from processor.gated_rules import GatedRules
 from processor.gates import Gates
 from processor.occurrence_kind import (
@@ -73,9 +73,9 @@ class MessageRules(GatedRules[Message]):
         status = Status.RECURRING if subject.is_recurring else Status.PENDING
         return MessageWrite(status=status, occurrence_at=occurrence_at)
 
-    def render(self, claim: Claim[Message]) -> SlackMessage:
-        rendered = to_slack(claim.subject.text, allow_broadcast=claim.subject.allow_broadcast)
-        return with_actions(rendered, claim.delivery_id, claim.subject.actions)
+    def render(self, subject: Message, delivery_id: str) -> SlackMessage:
+        rendered = to_slack(subject.text, allow_broadcast=subject.allow_broadcast)
+        return with_actions(rendered, delivery_id, subject.actions)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         return preview_messages(rt, due, now)

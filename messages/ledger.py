@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.documents.deliveries import LedgerKind, LedgerWrite, Occurrence, new_entry
+from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite, Occurrence, new_entry
 from core.models import Message
 
 
@@ -15,6 +15,11 @@ def message_entry(
 ) -> dict[str, Any]:
     """A message occurrence's ledger document as first written, with `write`'s fields."""
     identity = Occurrence(
-        LedgerKind.MESSAGE, message.id, occurrence, message.channel, user=message.user
+        LedgerKind.MESSAGE,
+        LedgerField.MESSAGE_ID,
+        message.id,
+        occurrence,
+        message.channel,
+        user=message.user,
     )
     return new_entry(identity, worker_id, write)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from google.cloud import firestore
 
-from core.documents.deliveries import LedgerField, LedgerKind, LedgerWrite
+from core.documents.deliveries import LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.subjects import SubjectWrite
 from core.slack import PostResult
@@ -215,16 +215,17 @@ class Kind(Protocol):
     """What every caller knows a kind by."""
 
     @property
-    def name(self) -> LedgerKind:
-        """The ledger entry's `kind`."""
+    def name(self) -> str:
+        """The ledger entry's `kind` (a LedgerKind, for the kinds in core)."""
         ...
 
     @property
     def collection(self) -> str: ...
 
     @property
-    def id_field(self) -> LedgerField:
-        """The ledger's and the log's field naming the subject."""
+    def id_field(self) -> str:
+        """The ledger's and the log's field naming the subject (a LedgerField, for the kinds
+        in core)."""
         ...
 
     @property

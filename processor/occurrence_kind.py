@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from core.documents.deliveries import LedgerField, LedgerKind, LedgerStatus, LedgerWrite
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, invalid_lease, lease_of, usable_lease
 from core.documents.subjects import SubjectField, SubjectWrite
@@ -114,20 +114,21 @@ class OccurrenceRules(Generic[S, A]):
         (`next_run_at`, the lease's end and the error are the pipeline's)."""
         raise NotImplementedError
 
-    def render(self, claim: Claim[S]) -> SlackMessage:
-        """processor.abc.Posts.render."""
+    def render(self, subject: S, delivery_id: str) -> SlackMessage:
+        """The post of `subject`'s occurrence `delivery_id` (processor.abc.Posts.render); a
+        DocumentError when it cannot be rendered (never sent)."""
         raise NotImplementedError
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> A | None:
         """processor.abc.Claims.read_ahead; by default nothing."""
         return None
 
-    def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
-        """processor.abc.Claims.preview; by default the stored channel and text."""
-        return [
-            {"id": snap.id, "channel": snap.get(SubjectField.CHANNEL), "text": snap.get("text")}
-            for snap in due
-        ]
+    def preview(
+        self, rt: Runtime, due: list[Snapshot], now: datetime
+    ) -> list[dict[str, Any]] | None:
+        """processor.abc.Claims.preview; by default (None) each document as `render` posts
+        its occurrence (`occurrence`, else its `next_run_at`) now."""
+        return None
 
     def taken_over(self, subject: S, entry: Doc) -> S:
         """The subject of a reconciler's claim, from the stored one and its ledger `entry`
@@ -162,8 +163,8 @@ class OccurrenceKind(Generic[S, A]):
     """A kind of send whose subject leases one occurrence at a time: processor.abc's
     protocols, all derived from this record and its `rules`."""
 
-    name: LedgerKind
-    id_field: LedgerField
+    name: str  # the ledger entry's `kind` (a LedgerKind, for the kinds in core)
+    id_field: str  # the ledger's and the log's field naming the subject (a LedgerField)
     queue: Queue
     statuses: Statuses
     write: type[SubjectWrite]
@@ -207,7 +208,21 @@ class OccurrenceKind(Generic[S, A]):
         return self.rules.plan(rt, self, snap, ahead)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
-        return [{"kind": self.name.value} | p for p in self.rules.preview(rt, due, now)]
+        own = self.rules.preview(rt, due, now)
+        previews = [self._preview(snap) for snap in due] if own is None else own
+        return [{"kind": str(self.name)} | preview for preview in previews]
+
+    def _preview(self, snap: Snapshot) -> dict[str, Any]:
+        """What a send of the document would post now: its text as `render` renders it."""
+        data = snap.to_dict() or {}
+        preview = {"id": snap.id, "channel": data.get(SubjectField.CHANNEL)}
+        try:
+            subject = self.parse(snap.id, data)
+            occurrence = self.rules.occurrence(subject) or data[SubjectField.NEXT_RUN_AT]
+            text = self.rules.render(subject, self.delivery_id(snap.id, occurrence)).text
+        except DocumentError as exc:
+            return preview | {"text": None, "error": {"code": exc.code, "message": exc.message}}
+        return preview | {"text": text, "occurrence_at": occurrence.isoformat()}
 
     def sweep(self, rt: Runtime) -> Counter[str]:
         """Subjects `sending` under a lease no pass can settle (Queue.unusable): each ends
@@ -240,7 +255,7 @@ class OccurrenceKind(Generic[S, A]):
         return channel
 
     def render(self, claim: Claim[S]) -> SlackMessage:
-        return self.rules.render(claim)
+        return self.rules.render(claim.subject, claim.delivery_id)
 
     def log_fields(self, claim: Claim[S]) -> dict[str, Any]:
         return self.rules.log_fields(claim.subject)
@@ -337,14 +352,14 @@ class OccurrenceKind(Generic[S, A]):
         if status not in (self.sending, self.statuses.unconfirmed, self.statuses.failed):
             raise SettleRefused(
                 f"delivery {action.delivery_id!r} is not the current occurrence of "
-                f"{self.name.value} {subject_id!r}: it is {status!r}; it has moved on"
+                f"{self.name} {subject_id!r}: it is {status!r}; it has moved on"
             )
         self.rules.settle_check(rt, action, entry, subject)
         try:
             parsed = self.parse(subject_id, subject)
         except DocumentError as exc:
             raise SettleRefused(
-                f"{self.name.value} {subject_id!r} cannot be sent as stored "
+                f"{self.name} {subject_id!r} cannot be sent as stored "
                 f"({exc.code}: {exc.message}); fix the document first"
             ) from None
         occurrence = entry[LedgerField.OCCURRENCE_AT]

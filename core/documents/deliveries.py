@@ -193,10 +193,12 @@ class OperatorRecord:
 
 @dataclass(frozen=True)
 class Occurrence:
-    """What identifies an entry: its kind, subject, occurrence, channel (for a message to a
-    person, their `user` and the DM channel the claim opened; None until one did)."""
+    """What identifies an entry: its kind, its subject (`id_field`: `message_id`...),
+    occurrence, channel (for a send to a person, their `user` and the DM channel the claim
+    opened; None until one did)."""
 
-    kind: LedgerKind
+    kind: str  # a LedgerKind, for the kinds in core
+    id_field: str  # a LedgerField, for the kinds in core
     subject_id: str
     occurrence_at: datetime
     channel: str | None
@@ -204,18 +206,12 @@ class Occurrence:
     user: str | None = None
 
     def to_document(self) -> dict[str, Any]:
-        if self.kind is LedgerKind.MESSAGE:
-            subject: dict[str, Any] = {LedgerField.MESSAGE_ID.value: self.subject_id}
-        elif self.kind is LedgerKind.EVENT:
-            subject = {LedgerField.EVENT_ID.value: self.subject_id}
-        else:
-            subject = {
-                LedgerField.ROTATION_ID.value: self.subject_id,
-                LedgerField.OCCURRENCE_DATE.value: self.occurrence_date,
-            }
+        subject: dict[str, Any] = {self.id_field: self.subject_id}
+        if self.occurrence_date is not None:
+            subject[LedgerField.OCCURRENCE_DATE.value] = self.occurrence_date
         person = {} if self.user is None else {LedgerField.USER.value: self.user}
         return {
-            LedgerField.KIND.value: self.kind.value,
+            LedgerField.KIND.value: str(self.kind),
             **subject,
             LedgerField.OCCURRENCE_AT.value: self.occurrence_at,
             LedgerField.CHANNEL.value: self.channel,
@@ -227,9 +223,9 @@ def new_entry(occurrence: Occurrence, worker: str, write: LedgerWrite) -> dict[s
     """A ledger document as first written, whatever its first status: one shape for every
     entry of a kind, so a listing or an operator never meets a field missing on some."""
     empty = LedgerWrite(worker=worker, attempts=0, slack_ts=None, sent_at=None, error=None)
-    if occurrence.kind is not LedgerKind.ROTATION:
+    if occurrence.occurrence_date is None:
         unset = LedgerWrite(claimed_at=None)
-    else:
+    else:  # a rotation day's
         unset = LedgerWrite(member=None)
     return (
         occurrence.to_document() | empty.to_document() | unset.to_document() | write.to_document()

@@ -1,18 +1,17 @@
-"""Edits and cancels racing the processor's claim: an edit either lands before the claim
-(and the send carries it) or answers 409 (and the old text is sent); never a lost edit
-that answered 200, never a second send.
+"""Edits and cancels racing the processor's claim: a cancel either stops the send or answers
+409 (and the message is sent once); many edit requests and ticks at once never lose an edit
+that answered 200, nor send twice.
 
-The deterministic test drives an HTTP edit and a claim through every interleaving of the
+The deterministic test drives an HTTP cancel and a claim through every interleaving of the
 `# pragma: SYNCPOINT edit` comments (in composer/versions.py and below); the threaded one
-runs real requests against real ticks."""
+runs real requests against real ticks. (An edit racing a claim, for every kind the API
+edits: tests/contract/test_edit_races.py.)"""
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections import Counter
 from datetime import timedelta
-from math import comb
 from typing import Any
 
 from core.models import message_delivery_id
@@ -52,46 +51,6 @@ def posted_texts(slack: Any, mid: str) -> list[str | None]:
     """What Slack received for any occurrence of the message."""
     prefix = message_delivery_id(mid, T0).rsplit(":", 1)[0] + ":"
     return [post.text for post in slack.posts() if (post.delivery_id or "").startswith(prefix)]
-
-
-def test_an_edit_racing_a_claim_lands_first_or_is_409_in_every_interleaving(
-    api_app, api, settings, db, slack, clock
-):
-    rounds = Rounds(db)
-    edits: dict[str, int] = {}
-    rt = make_runtime(settings, db, clock, "worker-a")
-
-    def edit() -> None:
-        mid = rounds.message_for_this_round()
-        status, _ = call(api_app.test_client(), "PUT", f"/messages/{mid}", {"text": NEW})
-        edits[mid] = status
-
-    def claim_and_send() -> None:
-        snap = db.collection(MESSAGES).document(rounds.message_for_this_round()).get()
-        claim = claim_occurrence(rt, MESSAGE_KIND, snap)  # pragma: SYNCPOINT edit
-        if isinstance(claim, Claim):
-            post = send(rt, claim)  # pragma: SYNCPOINT edit
-            finalize(rt, claim, post)
-
-    counts = orchestrate(edit, claim_and_send, name="edit")
-
-    # The edit pauses before its write; the claim after its read and after its claim.
-    assert min(counts) >= 2  # both reached a syncpoint (a pause) when run alone
-    # orchestrate ran every distinct interleaving of those turns, one round each.
-    assert len(rounds.messages) == comb(sum(counts), counts[0])
-    # A claim that lost to the edit is picked up by the next tick.
-    run_kind(rt, MESSAGE_KIND)
-    outcomes: Counter[int] = Counter()
-    for mid in rounds.messages:
-        status = edits[mid]
-        assert status in (200, 409), status
-        expected = NEW if status == 200 else OLD
-        assert posted_texts(slack, mid) == [to_slack(expected).text], (mid, status)
-        doc = message(db, mid)
-        assert (doc["status"], doc["text"]) == ("sent", expected)
-        outcomes[status] += 1
-    # Both sides of the race happened.
-    assert outcomes[200] and outcomes[409]
 
 
 def test_a_cancel_racing_a_claim_either_stops_the_send_or_is_409(

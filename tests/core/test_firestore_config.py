@@ -92,7 +92,7 @@ def test_the_sharded_due_queries_have_their_composite_indexes(collection):
 
 def test_the_due_query_leaving_channels_out_reads_people_through_their_index():
     """A page that leaves channels out reads messages to people by `user not-in`
-    (core.store.due_messages), with and without shards."""
+    (core.queues.Queue.due), with and without shards."""
     indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
     fields = [
         [f["fieldPath"] for f in index["fields"]]

@@ -11,7 +11,7 @@ import pytest
 
 from emulator.slack_standin import Fault
 from targets.kinds import run_pass
-from targets.operator import main, mark_delivered, release
+from targets.operator import main, mark_delivered
 from tests.fixtures.api import call
 from tests.fixtures.deliveries import ledger
 
@@ -56,19 +56,6 @@ def test_mark_delivered_settles_an_unconfirmed_event(api, rt, db, slack):
     rt.clock.advance(timedelta(days=1))
     run_pass(rt)
     assert len(slack.posts()) == 1
-
-
-def test_release_sends_an_unconfirmed_event_again_through_the_same_entry(api, rt, db, slack):
-    # A 5xx: ambiguous to us, and in truth never posted.
-    unconfirmed_event(api, rt, db, slack, Fault(kind="server_error", status=503, times=1))
-    assert slack.posts() == []
-
-    release(rt, DELIVERY, "not in the channel, checked by Ana", "ana")
-    run_pass(rt)
-
-    assert slack.delivery_ids() == [DELIVERY]
-    entry = ledger(db)[DELIVERY]
-    assert (entry["status"], entry["attempts"]) == ("sent", 2)
 
 
 def test_fail_held_ends_an_event_lease_reconciliation_holds(api, rt, db, slack, capsys):

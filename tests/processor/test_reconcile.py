@@ -7,8 +7,6 @@ import json
 from dataclasses import replace
 from datetime import timedelta
 
-import pytest
-
 from core.models import message_delivery_id
 from core.slack import Outcome, PostResult
 from core.store import MESSAGES
@@ -29,64 +27,6 @@ from tests.fixtures.slack import HISTORY
 
 def entry(db, mid, occurrence=T0):
     return ledger(db)[message_delivery_id(mid, occurrence)]
-
-
-@pytest.mark.parametrize(
-    "fault",
-    [Fault(kind="drop_after_receipt"), Fault(kind="slow", delay=1.5)],
-    ids=["dropped-after-receipt", "timeout"],
-)
-def test_an_ambiguous_send_that_reached_slack_is_finalized_from_history(rt, db, slack, fault):
-    mid = seed_message(db)
-    slack.inject(Fault(**{**fault.__dict__, "times": 1}))
-    assert run_kind(rt, MESSAGE_KIND)["ambiguous"] == 1
-
-    rt.clock.advance(timedelta(seconds=299))
-    assert (
-        run_kind(rt, MESSAGE_KIND)["reconciled"] == 0
-    )  # the lease still stands: nobody touches it
-    rt.clock.advance(timedelta(seconds=2))
-    summary = run_kind(rt, MESSAGE_KIND)
-
-    assert (summary["reconciled"], summary["sent"]) == (1, 1)
-    [post] = slack.posts()
-    doc = message(db, mid)
-    assert (doc["status"], doc["last_slack_ts"]) == ("sent", post.ts)
-    assert (entry(db, mid)["status"], entry(db, mid)["slack_ts"]) == ("sent", post.ts)
-
-
-def test_an_ambiguous_send_that_never_reached_slack_is_released_and_sent_once(rt, db, slack):
-    mid = seed_message(db)
-    slack.inject(Fault(kind="server_error", status=503, times=1))
-    run_kind(rt, MESSAGE_KIND)
-    past_lease(rt)
-
-    summary = run_kind(rt, MESSAGE_KIND)
-
-    assert (summary["reconciled"], summary["released"]) == (1, 1)
-    doc = message(db, mid)
-    assert doc["status"] == "pending"
-    assert doc["next_run_at"] == rt.clock.now() + backoff(1)
-    assert doc["occurrence_at"] == T0  # the retry keeps the occurrence's identity
-    assert entry(db, mid)["status"] == "released"
-    rt.clock.advance(backoff(1))
-    assert run_kind(rt, MESSAGE_KIND)["sent"] == 1
-    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
-    assert (entry(db, mid)["status"], entry(db, mid)["attempts"]) == ("sent", 2)
-
-
-def test_a_worker_that_died_after_its_claim_is_recovered(rt, db, slack):
-    mid = seed_message(db)
-    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
-    assert isinstance(claim, Claim)  # ...and the worker dies here, before posting
-    past_lease(rt)
-
-    run_kind(rt, MESSAGE_KIND)
-    rt.clock.advance(backoff(1))
-    run_kind(rt, MESSAGE_KIND)
-
-    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
-    assert message(db, mid)["status"] == "sent"
 
 
 def test_attempts_run_out_into_failed_with_an_alert(settings, db, slack, clock, capsys):
@@ -134,21 +74,6 @@ def test_unreadable_history_holds_the_send_unconfirmed_and_never_resends(
     assert [p.channel for p in posts] == ["C0123ABCD", "C0ALERTS1"]  # the send, one alert
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["status"] for x in lines if x["severity"] == "ERROR"] == ["unconfirmed"]
-
-
-def test_unreadable_history_with_retry_policy_resends_at_least_once(rt, db, slack):
-    mid = seed_message(db, on_ambiguous="retry")
-    slack.inject(Fault(kind="server_error", times=1))
-    slack.inject(Fault(kind="error", code="not_in_channel", method=HISTORY))
-    run_kind(rt, MESSAGE_KIND)
-    past_lease(rt)
-
-    assert run_kind(rt, MESSAGE_KIND)["released"] == 1
-    rt.clock.advance(backoff(1))
-    run_kind(rt, MESSAGE_KIND)
-
-    assert message(db, mid)["status"] == "sent"
-    assert slack.delivery_ids() == [message_delivery_id(mid, T0)]
 
 
 def test_history_rate_limited_leaves_it_claimed_and_asks_again_later(rt, db, slack):

@@ -169,45 +169,6 @@ def test_a_rate_limited_post_is_rolled_back_and_retried_after_retry_after(rt, db
     assert rotation(db)["cursor"] == 1
 
 
-@pytest.mark.parametrize(
-    "fault",
-    [Fault(kind="drop_after_receipt", times=1), Fault(kind="slow", delay=1.5, times=1)],
-    ids=["dropped-after-receipt", "timeout"],
-)
-def test_an_ambiguous_post_that_reached_slack_keeps_the_claim_and_is_found(rt, db, slack, fault):
-    seed_rotation(db)
-    slack.inject(fault)
-
-    assert run_pass(rt)["ambiguous"] == 1
-    held = rotation(db)
-    assert (held["last_processed_date"], held["lease"]["occurrence_date"]) == (MONDAY, MONDAY)
-    rt.clock.advance(timedelta(seconds=60))
-    assert run_pass(rt)["sent"] == 0  # the lease stands: nobody posts again
-    past_lease(rt)
-    summary = run_pass(rt)
-
-    assert (summary["reconciled"], summary["sent"]) == (1, 1)
-    [post] = slack.posts()
-    assert day_entry(db, MONDAY)["slack_ts"] == post.ts
-    doc = rotation(db)
-    assert (doc["cursor"], doc["last_slack_ts"]) == (1, post.ts) and "lease" not in doc
-
-
-def test_an_ambiguous_post_that_never_reached_slack_is_rolled_back_and_sent_once(rt, db, slack):
-    seed_rotation(db)
-    slack.inject(Fault(kind="server_error", status=503, times=1))
-
-    assert run_pass(rt)["ambiguous"] == 1
-    past_lease(rt)
-    assert run_pass(rt)["released"] == 1  # absent from history: not delivered
-    assert rotation(db)["cursor"] == 0
-    rt.clock.advance(timedelta(minutes=1))  # the first backoff
-    assert run_pass(rt)["sent"] == 1
-
-    assert mentioned(slack) == [ALICE]
-    assert day_entry(db, MONDAY)["attempts"] == 2
-
-
 def test_an_exception_in_our_code_after_the_claim_is_never_a_silent_loss(
     rt, db, slack, monkeypatch
 ):
@@ -227,28 +188,6 @@ def test_an_exception_in_our_code_after_the_claim_is_never_a_silent_loss(
 
     assert mentioned(slack) == [ALICE]
     assert day_entry(db, MONDAY)["status"] == "sent"
-
-
-@pytest.mark.parametrize(("policy", "posts"), [("hold", 0), ("retry", 1)])
-def test_unreadable_history_follows_the_rotations_on_ambiguous_policy(rt, db, slack, policy, posts):
-    seed_rotation(db, on_ambiguous=policy)
-    slack.inject(Fault(kind="server_error", status=503, times=1))
-    slack.inject(Fault(kind="error", code="missing_scope", method="conversations.history"))
-    run_pass(rt)
-    past_lease(rt)
-
-    run_pass(rt)
-    rt.clock.advance(timedelta(minutes=1))
-    run_pass(rt)
-
-    assert len(slack.posts()) == posts
-    entry = day_entry(db, MONDAY)
-    if policy == "hold":
-        assert (entry["status"], entry["error"]["code"]) == ("unconfirmed", "missing_scope")
-        doc = rotation(db)
-        assert doc["last_processed_date"] == MONDAY and "lease" not in doc
-    else:
-        assert entry["status"] == "sent"
 
 
 def test_a_rotation_down_for_days_posts_only_todays_turn(rt, db, slack):

@@ -18,7 +18,7 @@ from processor.deliver import send
 from processor.finalize import finalize
 from processor.kind_pass import run_kind
 from processor.settle import SettleRefused
-from targets.operator import main, mark_delivered, release
+from targets.operator import main, release
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -49,24 +49,6 @@ def test_list_shows_what_needs_a_person(rt, db, slack, capsys):
     assert (row["delivery_id"], row["status"]) == (message_delivery_id(mid, T0), "unconfirmed")
 
 
-def test_mark_delivered_settles_an_unconfirmed_send_for_good(rt, db, slack):
-    mid = unconfirmed_message(rt, db, slack)
-    delivery_id = message_delivery_id(mid, T0)
-    [post] = slack.posts()
-
-    mark_delivered(rt, delivery_id, post.ts, "seen in #ops by Ana", "ana")
-
-    doc = message(db, mid)
-    assert (doc["status"], doc["last_slack_ts"]) == ("sent", post.ts)
-    entry = ledger(db)[delivery_id]
-    assert (entry["status"], entry["slack_ts"]) == ("sent", post.ts)
-    assert entry["operator"]["action"] == "mark_delivered"
-    assert (entry["operator"]["reason"], entry["operator"]["by"]) == ("seen in #ops by Ana", "ana")
-    rt.clock.advance(timedelta(days=1))
-    run_kind(rt, MESSAGE_KIND)
-    assert len(slack.posts()) == 1
-
-
 def test_release_resends_a_failed_occurrence_through_the_same_ledger_entry(rt, db, slack):
     mid = seed_message(db)
     slack.inject(Fault(kind="error", code="not_in_channel", times=1))
@@ -82,18 +64,10 @@ def test_release_resends_a_failed_occurrence_through_the_same_ledger_entry(rt, d
     assert entry["operator"]["reason"] == "bot invited to the channel"
 
 
-def test_a_live_lease_and_a_missing_reason_are_refused(rt, db, slack):
-    mid = seed_message(db)
-    claim = claim_occurrence(rt, MESSAGE_KIND, db.collection(MESSAGES).document(mid).get())
-    assert isinstance(claim, Claim)
-
-    with pytest.raises(SettleRefused, match="live lease"):
-        release(rt, claim.delivery_id, "impatient", "ana")
-    with pytest.raises(SettleRefused, match="reason"):
-        release(rt, claim.delivery_id, " ", "ana")
+def test_an_unknown_delivery_is_refused(rt, db, slack):
+    # A live lease and a missing reason: tests/contract/test_settle.py, for every kind.
     with pytest.raises(SettleRefused, match="no delivery"):
         release(rt, "m:nope:20270104T090000Z", "typo", "ana")
-    assert message(db, mid)["status"] == "sending"
 
 
 def test_an_old_failed_occurrence_is_not_released_while_a_newer_one_is_in_flight(

@@ -1,0 +1,22 @@
+"""Dry run equals the real pass: what a dry run previews for a due document (its channel and
+text) is what the real pass then posts, and the dry run writes nothing."""
+
+from __future__ import annotations
+
+from tests.contract.subjects import CHANNEL, one_pass
+from tests.fixtures.documents import update_times
+
+
+def test_a_dry_run_previews_what_the_real_pass_then_posts(rt, world, subject):
+    seeded = subject.seed(world, CHANNEL, {})
+    before = update_times(world.db)
+
+    dry = one_pass(rt, subject, dry_run=True)
+
+    assert update_times(world.db) == before  # it wrote nothing
+    assert world.slack.posts() == []
+    [shown] = [p for p in dry["previews"] if p["id"] == seeded.id]
+    one_pass(rt, subject)
+    [post] = world.slack.posts()
+    assert post.delivery_id == seeded.delivery_id
+    assert (post.channel, post.text) == (shown["channel"], shown["text"])
