@@ -35,6 +35,23 @@ from tests.fixtures.pubsub import (  # noqa: F401  (fixtures, started only by te
 )
 from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, ROOT, make_runtime
 
+# `pytester`: tests/emulator/test_tiers.py runs pytest on probe tests to check the tiers.
+pytest_plugins = ("pytester",)
+
+
+# The tiers (docs/testing.md, "Tiers"). A test is marked `emulator` when it uses one of these
+# fixtures, directly or through other fixtures: the Firestore emulator, the Pub/Sub emulator,
+# headless Chromium. Tests that start such a process themselves carry the mark by hand.
+EMULATOR_FIXTURES = frozenset({"firestore_host", "pubsub_host", "browser"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks every test that needs an emulator `emulator`, so no test can forget the mark and
+    `-m "not emulator"` never starts one."""
+    for item in items:
+        if EMULATOR_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.emulator)
+
 
 @pytest.fixture(scope="session")
 def firestore_host() -> Iterator[str]:
