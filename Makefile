@@ -20,6 +20,7 @@ run: $(STAMP)
 	$(BIN)/python -m emulator.run_local
 
 test: lint typecheck unit
+test-fast: $(STAMP) ; $(BIN)/pytest -m "not emulator"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

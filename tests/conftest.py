@@ -8,9 +8,11 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.mark.expression import Expression
 from google.cloud import firestore
 from werkzeug.serving import make_server
 
@@ -34,6 +36,43 @@ from tests.fixtures.pubsub import (  # noqa: F401  (fixtures, started only by te
     pubsub_host,
 )
 from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, ROOT, make_runtime
+
+# `pytester`: tests/emulator/test_tiers.py runs pytest on probe tests to check the tiers.
+pytest_plugins = ("pytester",)
+
+
+# The tiers (docs/testing.md, "Tiers"). A test is marked `emulator` when it uses one of these
+# fixtures, directly or through other fixtures: the Firestore emulator, the Pub/Sub emulator,
+# headless Chromium. Tests that start such a process themselves carry the mark by hand.
+# A browser test is `slow` too: about a second each, most of a minute for tests/web/.
+EMULATOR_FIXTURES = frozenset({"firestore_host", "pubsub_host", "browser"})
+SLOW_FIXTURES = frozenset({"browser"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks every test that needs an emulator `emulator` (and a browser test `slow`), so no
+    test can forget the mark and `-m "not emulator"` never starts one."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & EMULATOR_FIXTURES:
+            item.add_marker(pytest.mark.emulator)
+        if fixtures & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
+
+# Collecting this file builds every schemathesis case up front: most of the time a collection
+# takes here. Each of its tests is `emulator` and `slow`, so a run whose -m leaves such tests
+# out (both tiers) does not collect the file at all.
+FUZZ = Path(__file__).parent / "composer" / "test_openapi_fuzz.py"
+FUZZ_MARKS = frozenset({"emulator", "slow"})
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    markexpr = config.getoption("markexpr")
+    if collection_path != FUZZ or not markexpr:
+        return None
+    selected = Expression.compile(markexpr).evaluate(lambda name, /, **kwargs: name in FUZZ_MARKS)
+    return None if selected else True
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,9 @@ from tests.fixtures.clock import T0
 from tests.fixtures.openapi import AUTH
 from tests.fixtures.openapi import CHECKS as CONFORMS
 
+# Generated requests against every operation, twice: the longest run of this package.
+pytestmark = pytest.mark.slow
+
 CHECKS = [*CONFORMS, unsupported_method, allow_header_conformance]
 # What a schema-valid request may still be refused for: rules on stored data, the clock or a
 # database the document cannot carry (docs/api.md, "What the document cannot say").

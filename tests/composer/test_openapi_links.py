@@ -82,6 +82,7 @@ def populated(db: Any) -> None:
         seed_rotation(db, f"r{n:03}")
 
 
+@pytest.mark.slow
 def test_scenarios_follow_the_links(live_api: str, populated: None) -> None:
     steps: list[Step] = []
     _workflow(live_api, steps).run(settings=SCENARIOS)

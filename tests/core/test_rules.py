@@ -155,6 +155,7 @@ STORED_BAD = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_stored_bad_rules_fail_with_a_code_and_the_pass_goes_on(
     rt, db, slack, dateutil_periods, capsys
@@ -178,6 +179,7 @@ def test_stored_bad_rules_fail_with_a_code_and_the_pass_goes_on(
     assert dateutil_periods["periods"] <= len(bad) * 100_001 + MAX_WALK
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_dry_run_previews_bad_rules_as_errors_and_answers_200(
     tick_app, env, db, slack, dateutil_periods
@@ -251,6 +253,7 @@ def test_a_series_reaching_the_end_of_time_ends_cleanly():
     assert len(upcoming(draft, after, 5)) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_resuming_a_series_past_the_budget_is_409_not_a_hang(api, db, dateutil_periods):
     # Paused, then resumed at T0: counting to the resume point is seven years of seconds

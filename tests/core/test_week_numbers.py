@@ -11,6 +11,7 @@ import itertools
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,6 +106,7 @@ def weekno_rules(draw: st.DrawFn) -> tuple[str, datetime, datetime]:
     return ";".join(f"{k}={v}" for k, v in parts.items()), start, until
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(weekno_rules())
 def test_every_occurrence_is_in_a_listed_week_and_none_is_missing(drawn):

@@ -20,6 +20,9 @@ from emulator import firestore as harness
 from emulator.firestore import FirestoreEmulator
 from tests.fixtures.runtime import ROOT
 
+# Each test starts an emulator process (or the harness around one) of its own.
+pytestmark = pytest.mark.emulator
+
 
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[FirestoreEmulator]:

@@ -11,6 +11,8 @@ import socket
 import time
 from typing import Any
 
+import pytest
+
 from emulator.run_local import serve, wait_for_function
 
 TOKEN = "serve-function-token-0123"
@@ -29,6 +31,7 @@ def ask(conn: http.client.HTTPConnection) -> Any:
     return response.status
 
 
+@pytest.mark.slow
 def test_a_connection_idle_longer_than_gunicorns_default_is_still_answered(
     firestore_host: str,
 ) -> None:

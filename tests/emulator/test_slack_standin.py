@@ -295,6 +295,7 @@ def test_fault_validation() -> None:
         Fault(kind="boom")  # type: ignore[arg-type]
 
 
+@pytest.mark.emulator
 def test_runs_as_a_process() -> None:
     root = ROOT
     process = subprocess.Popen(

@@ -15,6 +15,8 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 import events.notify as notify
 import processor.finalize as finalize
 from emulator.slack_standin import Fault
@@ -61,6 +63,7 @@ def test_twenty_threads_with_one_key_post_once(api_app, api, db, slack, monkeypa
     assert_one_send(answers, slack, db)
 
 
+@pytest.mark.slow
 def test_twenty_processes_with_one_key_post_once(env, firestore_host, db, slack):
     worker_env = {**os.environ, **env, "FIRESTORE_EMULATOR_HOST": firestore_host}
     callers = [

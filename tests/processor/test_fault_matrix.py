@@ -50,6 +50,7 @@ def expected_deliveries() -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("faults", SCENARIOS.values(), ids=SCENARIOS.keys())
 def test_every_occurrence_is_posted_once_or_settled_with_a_reason(rt, db, slack, faults):
     seed_message(db, "one-off", channel=ONE_OFF)

@@ -75,6 +75,7 @@ def assert_drained_in_order_once(db, slack, backlogs: dict[str, list[str]]) -> N
         assert {message(db, m)["status"] for m in ids} == {"sent"}
 
 
+@pytest.mark.slow
 def test_a_channels_backlog_does_not_keep_twenty_other_channels_waiting(rt, db, slack):
     busy = seed_backlog(db, "C0BUSY001", 500)
     others = seed_others(db, 20)

@@ -11,6 +11,7 @@ from datetime import timedelta
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from google.cloud import firestore
 
 from core.clock import SystemClock
@@ -29,6 +30,7 @@ INSTANCES = 4
 CHANNEL = "C0PACED01"
 
 
+@pytest.mark.slow
 def test_four_deliver_processes_post_a_channel_once_a_second_each_occurrence_once(
     pubsub_host: str,
     firestore_host: str,

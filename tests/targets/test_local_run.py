@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from google.cloud.pubsub_v1 import SubscriberClient
 
 from core.settings import Settings
@@ -50,6 +51,7 @@ def posts(slack_port: int) -> list[RecordedPost]:
         return []  # not up yet
 
 
+@pytest.mark.slow
 def test_make_run_with_pubsub_delivers_the_examples_once_each(
     firestore_host: str, pubsub_host: str, project: str, tmp_path: Path
 ) -> None:
