@@ -22,7 +22,7 @@ from google.cloud import firestore
 from core.documents.deliveries import LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.subjects import SubjectWrite
-from core.slack import PostResult
+from core.slack import Outcome, PostResult
 from formatting.slack_text import SlackMessage
 from processor.outcome import Result
 
@@ -276,6 +276,11 @@ class Claims(Kind, Protocol[S_co, A]):
         do (not due after all). It reads, and writes nothing; a claim to a person may need
         their DM opened first (OpenDM). `ahead`: what `read_ahead` read for the document's
         page (None: read what it needs)."""
+        ...
+
+    def sent(self, ahead: A | None, claim: Claim[Any], outcome: Outcome) -> None:
+        """A claim of the page was sent with `outcome`: what the page read ahead learns of it
+        for the claims after it (a give-back of a person's gates), before it is recorded."""
         ...
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:

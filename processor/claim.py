@@ -44,7 +44,7 @@ from core.documents.write import DELETE
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import Snapshot, existing_ids
-from processor.abc import Claim, ClaimPlan, Kind, Missed, OpenDM, Passes, Planned, Settlement
+from processor.abc import A, Claim, ClaimPlan, Kind, Missed, OpenDM, Passes, Planned, Settlement
 from processor.channel_slots import Slot, slot_versions, take_slots
 from processor.history_search import post_deadline
 from processor.outcome import Result
@@ -52,10 +52,10 @@ from processor.outcome import Result
 
 def claim_occurrence(
     rt: Runtime,
-    kind: Passes[Any, Any],
+    kind: Passes[Any, A],
     snap: Snapshot,
     slots: tuple[Slot, ...] = (),
-    ahead: object = None,
+    ahead: A | None = None,
 ) -> Claim[Any] | Result:
     """Claim the occurrence `snap` (a due document of `kind`, as just read) is due for; with
     `slots`, take the channel's pacing slots in the same batch; `ahead`: what the pass read

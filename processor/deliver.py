@@ -15,12 +15,11 @@ from core.errors import DocumentError
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import Snapshot
-from processor.abc import Claim, Passes
+from processor.abc import A, Claim, Passes
 from processor.channel_slots import Slot
 from processor.claim import claim_occurrence
 from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
-from processor.gates import Gates
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
 from processor.pacing import hold_channel, rate_limit_wait
@@ -74,12 +73,12 @@ class Sent:
 
 
 def claim_and_send(
-    kind: Passes[Any, Any],
+    kind: Passes[Any, A],
     rt: Runtime,
     snap: Snapshot,
     slots: tuple[Slot, ...] = (),
     *,
-    ahead: object = None,
+    ahead: A | None = None,
 ) -> Result | Sent:
     """The claim and the send of one due document of `kind`, for a pass that records many
     sends at once (`record_sends`); a Result when nothing was claimed. With `slots`, the
@@ -89,8 +88,7 @@ def claim_and_send(
     if not isinstance(claim, Claim):
         return claim
     post = send(rt, claim)  # pragma: SYNCPOINT claimed
-    if isinstance(ahead, Gates):  # a give-back is seen by the rest of the pass at once
-        ahead.sent(claim.subject, claim.delivery_id, post.outcome)
+    kind.sent(ahead, claim, post.outcome)
     return Sent(claim, post, rt.clock.now())
 
 

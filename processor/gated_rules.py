@@ -26,6 +26,11 @@ class GatedRules(OccurrenceRules[G, Gates]):
         """The gates' documents of the page's sends to people, in one batched read."""
         return read_gates(rt.db, [snap.to_dict() or {} for snap in due])
 
+    def sent(self, ahead: Gates | None, claim: Claim[G], outcome: Outcome) -> None:
+        """A give-back is seen by the rest of the pass at once (Gates.sent)."""
+        if ahead is not None:
+            ahead.sent(claim.subject, claim.delivery_id, outcome)
+
     def beside(self, claim: Claim[G], outcome: Outcome) -> Others:
         """What the claim reserved for the person's gates: given back, or kept."""
         return settled_writes(claim.subject, claim.delivery_id, outcome)

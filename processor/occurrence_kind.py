@@ -139,6 +139,9 @@ class OccurrenceRules(Generic[S, A]):
         """The fields every line about a claim of `subject` carries; by default its person."""
         return {} if subject.user is None else {"user": subject.user}
 
+    def sent(self, ahead: A | None, claim: Claim[S], outcome: Outcome) -> None:
+        """processor.abc.Claims.sent; by default nothing."""
+
     def beside(self, claim: Claim[S], outcome: Outcome) -> Others:
         """Other documents an outcome's commit merges into (a person's gates); none."""
         return ()
@@ -206,6 +209,9 @@ class OccurrenceKind(Generic[S, A]):
 
     def plan(self, rt: Runtime, snap: Snapshot, ahead: A | None) -> Planned[S]:
         return self.rules.plan(rt, self, snap, ahead)
+
+    def sent(self, ahead: A | None, claim: Claim[S], outcome: Outcome) -> None:
+        self.rules.sent(ahead, claim, outcome)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
         own = self.rules.preview(rt, due, now)

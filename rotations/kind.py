@@ -33,7 +33,7 @@ from core.models import rotation_delivery_id
 from core.queues import Queue
 from core.rotation import Rotation
 from core.runtime import Runtime
-from core.slack import PostResult
+from core.slack import Outcome, PostResult
 from core.store import ROTATIONS, Snapshot
 from formatting.buttons import with_actions
 from formatting.slack_text import SlackMessage
@@ -70,6 +70,9 @@ class RotationDayKind:
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> None:
         return None
+
+    def sent(self, ahead: None, claim: Claim[Any], outcome: Outcome) -> None:
+        pass
 
     def plan(self, rt: Runtime, snap: Snapshot, ahead: None) -> Planned[DayTurn]:
         return plan_day(rt, self, snap)
