@@ -13,6 +13,7 @@ defaults it may change.
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -94,30 +95,30 @@ class Delivered(NamedTuple):
     result: Result
 
 
-class OccurrenceRules(Generic[S, A]):
+class OccurrenceRules(ABC, Generic[S, A]):
     """What a single-occurrence kind writes itself. `plan`, `delivered`, `released` and
     `render` are each kind's; the others have defaults a kind may change."""
 
+    @abstractmethod
     def plan(self, rt: Runtime, kind: Kind, snap: Snapshot, ahead: A | None) -> Planned[S]:
         """processor.abc.Claims.plan; `kind`: the kind it plans for, which a document
         settled here (rejected, repaired from the ledger) is logged as."""
-        raise NotImplementedError
 
+    @abstractmethod
     def delivered(
         self, subject: S, occurrence_at: datetime, ts: str | None, now: datetime
     ) -> Delivered:
         """What a post of `subject`'s occurrence, seen in Slack as `ts`, writes."""
-        raise NotImplementedError
 
+    @abstractmethod
     def released(self, subject: S, occurrence_at: datetime) -> SubjectWrite:
         """The subject's waiting fields when its occurrence is released for another try
         (`next_run_at`, the lease's end and the error are the pipeline's)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def render(self, subject: S, delivery_id: str) -> SlackMessage:
         """The post of `subject`'s occurrence `delivery_id` (processor.abc.Posts.render); a
         DocumentError when it cannot be rendered (never sent)."""
-        raise NotImplementedError
 
     def read_ahead(self, rt: Runtime, due: list[Snapshot]) -> A | None:
         """processor.abc.Claims.read_ahead; by default nothing."""

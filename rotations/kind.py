@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from core.documents.deliveries import (
@@ -20,18 +20,15 @@ from core.documents.deliveries import (
     LedgerWrite,
 )
 from core.documents.errors import StoredError
-from core.documents.leases import LEASE, LeaseField, lease_of, usable_lease
+from core.documents.leases import LEASE, usable_lease
 from core.documents.rotations import (
     RotationField,
     RotationStatus,
     RotationWrite,
 )
 from core.documents.subjects import SubjectWrite
-from core.documents.write import DELETE, UNSET
-from core.errors import DocumentError
-from core.models import rotation_delivery_id
+from core.documents.write import DELETE
 from core.queues import Queue
-from core.rotation import Rotation
 from core.runtime import Runtime
 from core.slack import Outcome, PostResult
 from core.store import ROTATIONS, Snapshot
@@ -41,7 +38,6 @@ from processor.abc import (
     Claim,
     Doc,
     Leased,
-    LeaseUnreadable,
     OutcomeLine,
     Planned,
     Settle,
@@ -52,6 +48,7 @@ from processor.outcome import Result
 from rotations.claim import plan_day
 from rotations.day import DayTurn
 from rotations.examine import examine_rotation
+from rotations.lease import given_up, leased_day, still_leased_day, taken_over_day
 from rotations.outcome import day_line, day_writes
 from rotations.preview import preview_turns
 from rotations.render import render_turn
@@ -99,38 +96,16 @@ class RotationDayKind:
     def held_failed(
         self, doc_id: str, data: Doc, error: StoredError
     ) -> tuple[SubjectWrite, str | None]:
-        """The claimed day is given up: `last_processed_date` stays on it, and the order
-        goes on with the next turn."""
-        day = lease_of(data).get(LeaseField.OCCURRENCE_DATE)
-        given_up = RotationWrite(
-            lease=DELETE,
-            last_error=error,
-            rollback=DELETE,
-            last_processed_date=day if isinstance(day, str) else UNSET,
-        )
-        try:
-            return given_up, rotation_delivery_id(doc_id, date.fromisoformat(str(day)))
-        except ValueError:
-            return given_up, None
+        return given_up(doc_id, data, error)
 
     def live(self, data: Doc) -> bool:
         return data.get(RotationField.STATUS) in frozenset(RotationStatus)
 
-    def leased(self, subject_id: str, data: dict[str, Any]) -> Leased:
-        day = _leased_day(subject_id, data)
-        rotation = Rotation.from_document(subject_id, data)
-        fields = {LedgerField.OCCURRENCE_DATE.value: day.isoformat()}
-        return Leased(rotation.due_at(day), rotation_delivery_id(subject_id, day), fields)
+    def leased(self, subject_id: str, data: Doc) -> Leased:
+        return leased_day(subject_id, data)
 
-    def taken_over(
-        self, subject_id: str, data: dict[str, Any], leased: Leased, entry: dict[str, Any]
-    ) -> DayTurn:
-        rotation = Rotation.from_document(subject_id, data)
-        lease = data.get(LEASE) or {}
-        member = str(lease.get(LeaseField.MEMBER) or entry.get(LedgerField.MEMBER))
-        day = date.fromisoformat(leased.fields[LedgerField.OCCURRENCE_DATE])
-        escalated = entry.get(LedgerField.ESCALATED_AT) is not None
-        return DayTurn(rotation, day, member, _rollback(data), escalated)
+    def taken_over(self, subject_id: str, data: Doc, leased: Leased, entry: Doc) -> DayTurn:
+        return taken_over_day(subject_id, data, leased, entry)
 
     def channel(self, claim: Claim[DayTurn]) -> str:
         return claim.subject.rotation.channel
@@ -153,35 +128,14 @@ class RotationDayKind:
     def settle_writes(self, rt: Runtime, action: Settle, entry: Doc, subject: Doc) -> Writes:
         return rotation_settle_writes(rt, action, entry, subject)
 
-    def still_leased(self, claim: Claim[DayTurn], subject: dict[str, Any]) -> bool:
-        lease = subject.get(LEASE) or {}
-        return bool(
-            lease.get(LeaseField.OWNER) == claim.owner
-            and lease.get(LeaseField.OCCURRENCE_DATE) == claim.subject.day.isoformat()
-        )
+    def still_leased(self, claim: Claim[DayTurn], subject: Doc) -> bool:
+        return still_leased_day(claim, subject)
 
     def log_fields(self, claim: Claim[DayTurn]) -> dict[str, Any]:
         return {LedgerField.OCCURRENCE_DATE.value: claim.subject.day.isoformat()}
 
     def outcome_line(self, claim: Claim[DayTurn], post: PostResult, result: Result) -> OutcomeLine:
         return day_line(claim, post, result)
-
-
-def _leased_day(subject_id: str, data: dict[str, Any]) -> date:
-    """The lease's day, once the rotation is known to parse (LeaseUnreadable otherwise)."""
-    try:
-        Rotation.from_document(subject_id, data)
-        return date.fromisoformat(str((data.get(LEASE) or {}).get(LeaseField.OCCURRENCE_DATE)))
-    except (DocumentError, ValueError) as exc:
-        code = exc.code if isinstance(exc, DocumentError) else "invalid_lease"
-        raise LeaseUnreadable(code, f"a claimed rotation day no longer parses: {exc}") from None
-
-
-def _rollback(data: dict[str, Any]) -> dict[str, Any]:
-    """What giving the day back restores: the `rollback` stored beside the lease (every
-    claim and repair writes both; rotations.claim.DayPlan)."""
-    rollback = data.get(RotationField.ROLLBACK)
-    return rollback if isinstance(rollback, dict) else {}
 
 
 ROTATION_DAY_KIND = RotationDayKind()
