@@ -5,11 +5,12 @@
     python -m targets.operator fail-held events/ID --reason "..."
 
 For a document whose lease reconciliation cannot settle (it no longer parses, its ledger
-entry is not `claimed`, its lease names no occurrence): the lease goes, and nothing is
-posted. A message ends `failed` (`last_error.code: operator_failed`; an edit re-arms it);
-a rotation gives its claimed day up (`last_processed_date` stays on that day, the order
-goes on with the next turn); an event ends `failed` for good (its callers are told so). A
-`claimed` ledger entry of that occurrence becomes `failed`;
+entry is not `claimed`, its lease names no occurrence), of any kind handed in: the lease
+goes, and nothing is posted. What the subject becomes is its kind's
+(processor.abc.Operates.held_failed): a message ends `failed` (`last_error.code:
+operator_failed`; an edit re-arms it), an event ends `failed` for good (its callers are told
+so), a rotation gives its claimed day up (`last_processed_date` stays on that day, the order
+goes on with the next turn). A `claimed` ledger entry of that occurrence becomes `failed`;
 any other entry keeps what it says. Both record who, when and why. A lease that is live
 and not held (a worker is sending right now) is refused.
 """
