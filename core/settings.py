@@ -13,6 +13,10 @@ from core.errors import SettingsError
 APP_ENVS = ("production", "staging", "development")
 REAL_SLACK_API = "https://slack.com/api/"
 GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"
+# Microsoft's defaults for a multi-tenant bot (CONTRACT.md, "Microsoft Teams").
+TEAMS_TOKEN_URL = "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token"  # noqa: S105 (a URL, not a secret)
+TEAMS_OPENID_METADATA_URL = "https://login.botframework.com/v1/.well-known/openidconfiguration"
+GRAPH_API_URL = "https://graph.microsoft.com/v1.0/"
 # How due occurrences reach a sender (docs/pubsub.md): in the tick's own pass, or one
 # Pub/Sub message each to the `deliver` target.
 INLINE, PUBSUB = "inline", "pubsub"
@@ -49,6 +53,14 @@ class Settings:
     # are minted for, and who may sign in: emails, or `@domain` for a whole domain.
     composer_client_id: str | None = None
     composer_users: frozenset[str] = frozenset()
+    # Microsoft Teams (docs/teams.md): the bot's Entra ID app, where its tokens come from,
+    # the keys inbound activities are signed with, and Graph for proof of delivery.
+    teams_app_id: str | None = None
+    teams_app_password: str | None = None
+    teams_tenant_id: str | None = None
+    teams_token_url: str = TEAMS_TOKEN_URL
+    teams_openid_metadata_url: str = TEAMS_OPENID_METADATA_URL
+    graph_api_url: str = GRAPH_API_URL
 
     @property
     def is_production(self) -> bool:
@@ -83,6 +95,14 @@ class Settings:
             shards=shards_from_env(env),
             composer_client_id=_text(env, "COMPOSER_CLIENT_ID"),
             composer_users=_composer_users(env),
+            teams_app_id=_text(env, "TEAMS_APP_ID"),
+            teams_app_password=_text(env, "TEAMS_APP_PASSWORD"),
+            teams_tenant_id=_text(env, "TEAMS_TENANT_ID"),
+            teams_token_url=_text(env, "TEAMS_TOKEN_URL") or TEAMS_TOKEN_URL,
+            teams_openid_metadata_url=(
+                _text(env, "TEAMS_OPENID_METADATA_URL") or TEAMS_OPENID_METADATA_URL
+            ),
+            graph_api_url=_text(env, "GRAPH_API_URL") or GRAPH_API_URL,
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be
