@@ -51,6 +51,7 @@ _TASK_BOXES = {True: "☑ ", False: "☐ "}
 _PLAIN_BULLETS = ("•", "◦", "▪")
 _INDENT = "12px"
 _NBSP = "\u00a0"
+_RULE = "─" * 10
 _ALIGN: dict[str, Any] = {"left": "Left", "center": "Center", "right": "Right"}
 
 
@@ -74,25 +75,31 @@ def render_card(source: str, *, allow_broadcast: bool) -> tuple[dict[str, Any], 
 
 
 def _blocks(nodes: list[SyntaxTreeNode], ctx: Inline, *, depth: int) -> Rendered:
-    """Sibling blocks; a rule puts a separator above the block after it."""
+    """Sibling blocks; a rule is a separator above the block after it (a rule with no block
+    after it is a line of its own, so a message of one rule still shows it)."""
     out = Rendered([], [])
-    separator = False
+    rule = False
     for node in nodes:
         if node.type == "hr":
-            separator = bool(out.elements)
+            rule = True
             continue
         block = _block(node, ctx, depth)
-        if not block.elements:
-            continue
-        if out.lines:
-            out.lines.append("")
-        if separator:
-            block.elements[0].separator = True  # type: ignore[attr-defined]
-            out.lines.append("─" * 10)
-            separator = False
-        out.elements.extend(block.elements)
-        out.lines.extend(block.lines)
+        if block.elements:
+            _append(out, block, rule and bool(out.elements))
+            rule = False
+    if rule:
+        _append(out, Rendered([TextBlock(text=_RULE, wrap=True)], [_RULE]), False)
     return out
+
+
+def _append(out: Rendered, block: Rendered, separator: bool) -> None:
+    if out.lines:
+        out.lines.append("")
+    if separator:
+        block.elements[0].separator = True  # type: ignore[attr-defined]
+        out.lines.append(_RULE)
+    out.elements.extend(block.elements)
+    out.lines.extend(block.lines)
 
 
 def _block(node: SyntaxTreeNode, ctx: Inline, depth: int) -> Rendered:

@@ -10,6 +10,7 @@ fallback text, a link); a Teams mention (`<@29:…>`) becomes `<at>Name</at>` an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,9 @@ from formatting.teams_escape import (
 
 _MARKERS = {"strong": "**", "em": "*", "s": "~~"}
 LINE_BREAK = "\n\n"
+# Punctuation that may move outside emphasis markers (never an escape or a marker).
+_TRAILING = re.compile(r"[.,:;!?)\"']+$")
+_LEADING = re.compile(r"^[(\"']+")
 
 
 @dataclass
@@ -52,7 +56,7 @@ class Inline:
 
 def render_inline(node: SyntaxTreeNode, ctx: Inline) -> str:
     """The TextBlock Markdown of an `inline` node."""
-    return escape_line_starts("".join(_markdown(child, ctx) for child in node.children))
+    return escape_line_starts(_join(node.children, ctx))
 
 
 def plain_inline(node: SyntaxTreeNode, ctx: Inline) -> str:
@@ -73,12 +77,40 @@ def _markdown(node: SyntaxTreeNode, ctx: Inline) -> str:
     if kind == "slack_entity":
         return _slack_entity(node.content, ctx, markdown=True)
     if kind in _MARKERS:
-        inner = "".join(_markdown(child, ctx) for child in node.children)
+        inner = _join(node.children, ctx)
         return _MARKERS[kind] + inner + _MARKERS[kind] if inner.strip() else inner
     if kind in ("link", "image"):
-        target = str(node.attrs.get("href" if kind == "link" else "src", ""))
-        return _link(target, plain_inline(node, ctx), ctx)
-    return "".join(_markdown(child, ctx) for child in node.children)
+        return _link(_target(node), plain_inline(node, ctx), ctx)
+    return _join(node.children, ctx)
+
+
+def _join(nodes: list[SyntaxTreeNode], ctx: Inline) -> str:
+    pieces = [_markdown(node, ctx) for node in nodes]
+    for index, node in enumerate(nodes):
+        marker = _MARKERS.get(node.type)
+        if marker and pieces[index].startswith(marker):
+            before = pieces[index - 1][-1:] if index else ""
+            after = pieces[index + 1][:1] if index + 1 < len(pieces) else ""
+            pieces[index] = _flanking(pieces[index], marker, before, after)
+    return "".join(pieces)
+
+
+def _flanking(run: str, marker: str, before: str, after: str) -> str:
+    """`run` (`**…**`) as CommonMark reads it next to a letter: our parser takes
+    `**Status:**OK` and `OK**(beta)**` as bold, CommonMark does not, so punctuation at the
+    edge next to a word moves outside the markers (`**Status**:OK`, `OK(**beta**)`)."""
+    inner = run[len(marker) : -len(marker)]
+    head = tail = ""
+    if before.isalnum() and (found := _LEADING.match(inner)) and found.end() < len(inner):
+        head, inner = found.group(0), inner[found.end() :]
+    moved = after.isalnum() or bool(head)  # `(beta)` moves out whole: `OK(**beta**)`
+    if moved and (found := _TRAILING.search(inner)) and found.start() > 0:
+        tail, inner = found.group(0), inner[: found.start()]
+    return head + marker + inner + marker + tail
+
+
+def _target(node: SyntaxTreeNode) -> str:
+    return str(node.attrs.get("href" if node.type == "link" else "src", ""))
 
 
 def _plain(node: SyntaxTreeNode, ctx: Inline) -> str:
@@ -92,7 +124,10 @@ def _plain(node: SyntaxTreeNode, ctx: Inline) -> str:
         return "@" + inert(mention_name(found), allow_broadcast=False) if found else ""
     if kind == "slack_entity":
         return _slack_entity(node.content, ctx, markdown=False)
-    return "".join(_plain(child, ctx) for child in node.children)
+    shown = "".join(_plain(child, ctx) for child in node.children)
+    if kind in ("link", "image") and not shown:
+        return inert(_target(node).removeprefix("mailto:"), allow_broadcast=ctx.allow_broadcast)
+    return shown
 
 
 def _mention(entity: str, ctx: Inline) -> str:
@@ -125,8 +160,7 @@ def _slack_entity(entity: str, ctx: Inline, *, markdown: bool) -> str:
     if body.startswith(("http://", "https://", "mailto:")):
         if markdown:
             return _link(body, label, ctx)
-        shown = label or body.removeprefix("mailto:")
-        text = shown if shown == body.removeprefix("mailto:") else f"{shown} ({body})"
+        text = label or body.removeprefix("mailto:")
     elif body.startswith("#"):
         text = "#" + (label or body[1:])
     elif body.startswith("@"):

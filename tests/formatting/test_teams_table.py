@@ -49,6 +49,9 @@ TABLE = [
     ("italic", "an *italic* word", [tb("an *italic* word")]),
     ("italic underscores", "an _italic_ word", [tb("an *italic* word")]),
     ("bold inside a word", "foo**bar**baz", [tb("foo**bar**baz")]),
+    # CommonMark would not close `**Status:**OK`; the colon moves out so it stays bold.
+    ("bold ending in punctuation before a letter", "**Status:**OK", [tb("**Status**:OK")]),
+    ("bold starting with punctuation after a letter", "OK**(beta)**", [tb("OK(**beta**)")]),
     ("strikethrough keeps its tildes", "~~gone~~ now", [tb("~~gone~~ now")]),
     ("inline code keeps its backticks", "run `make *all*`", [tb("run `make *all*`")]),
     ("link", "[docs](https://x.test/a)", [tb("[docs](https://x.test/a)")]),
@@ -74,6 +77,7 @@ TABLE = [
         [{"type": "Container", "style": "emphasis", "items": [tb("said\n\ntwice")]}],
     ),
     ("rule is a separator", "a\n\n---\n\nb", [tb("a"), tb("b", separator=True)]),
+    ("a rule with nothing after it is a line", "a\n\n***", [tb("a"), tb("─" * 10)]),
     ("line break", "a  \nb", [tb("a\n\nb")]),
     ("soft break", "a\nb", [tb("a\n\nb")]),
     ("Teams mention", "<@29:1abc|Ann> is on call", [tb("<at>Ann</at> is on call")]),
