@@ -69,6 +69,13 @@ def _escape_marker(found: re.Match[str]) -> str:
     return found.group(1) + found.group(3) + "\\."
 
 
+def mention_text(name: str) -> str:
+    """A name as it may stand between `<at>` and `</at>`: no tag, no markup to read (the
+    characters that could be are spaces), on one line."""
+    name = _UNDERSCORE.sub(" ", re.sub(r"[<>*\[\]`~\\|\s]", " ", name))
+    return " ".join(name.split())
+
+
 def match_mention(source: str, pos: int) -> re.Match[str] | None:
     return _MENTION.match(source, pos)
 

@@ -23,6 +23,7 @@ from formatting.teams_escape import (
     markdown_text,
     match_mention,
     mention_name,
+    mention_text,
 )
 
 _MARKERS = {"strong": "**", "em": "*", "s": "~~"}
@@ -40,7 +41,7 @@ class Mentions:
 
     def at(self, user_id: str, name: str) -> str:
         """`<at>name</at>`, with its entity added once."""
-        shown = name.replace("<", "").replace(">", "").strip() or user_id
+        shown = mention_text(name) or mention_text(user_id) or "?"
         text = f"<at>{shown}</at>"
         entity = {"type": "mention", "text": text, "mentioned": {"id": user_id, "name": shown}}
         if entity not in self.entities:
@@ -121,7 +122,7 @@ def _plain(node: SyntaxTreeNode, ctx: Inline) -> str:
         return "\n"
     if kind == "teams_mention":
         found = match_mention(node.content, 0)
-        return "@" + inert(mention_name(found), allow_broadcast=False) if found else ""
+        return "@" + (mention_text(mention_name(found)) or found.group("id")) if found else ""
     if kind == "slack_entity":
         return _slack_entity(node.content, ctx, markdown=False)
     shown = "".join(_plain(child, ctx) for child in node.children)

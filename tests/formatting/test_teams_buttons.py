@@ -104,8 +104,8 @@ def test_labels_and_names_cannot_inject_a_tag_a_mention_or_a_broadcast():
         to_teams("Q?"), "m:q:1", (evil,), [(("29:1ann", "<at>Ann</at>"), evil)], closed=True
     )
     line = shown.card["body"][-1]["text"]
-    assert line == f"<at>atAnn/at</at> answered **<{WJ}at>Boss<{WJ}/at> @{WJ}channel**"
-    assert [entity["text"] for entity in shown.mentions] == ["<at>atAnn/at</at>"]
+    assert line == f"<at>at Ann /at</at> answered **<{WJ}at>Boss<{WJ}/at> @{WJ}channel**"
+    assert [entity["text"] for entity in shown.mentions] == ["<at>at Ann /at</at>"]
 
 
 def test_many_answers_are_counted_past_the_lines_shown():

@@ -63,6 +63,12 @@ def test_a_teams_mention_becomes_an_at_tag_and_its_entity():
     assert message.text == "@Ann Lee and @Ann Lee and @29:2def, on call"
 
 
+def test_a_mention_name_carries_no_tag_and_no_markup():
+    message = to_teams("<@29:1a|*Ann*_Lee [x]> hi")
+    assert message.card["body"][0]["text"] == "<at>Ann Lee x</at> hi"
+    assert message.mentions[0]["mentioned"] == {"id": "29:1a", "name": "Ann Lee x"}
+
+
 @pytest.mark.parametrize(
     "member",
     [
