@@ -43,9 +43,9 @@ from formatting.parser import parse
 from formatting.teams_escape import escape_line_starts, inert, markdown_text
 from formatting.teams_inline import LINE_BREAK, Inline, Mentions, plain_inline, render_inline
 
-CARD_VERSION: Final[Literal["1.5"]] = (
-    "1.5"  # Table needs 1.5; Action.Execute 1.4 (Teams renders both)
-)
+# Teams wants 1.5 for Action.Execute ("Work with Universal Actions for Adaptive Cards");
+# Table is 1.5 too (adaptivecards.io/explorer/Table.html); both read 2026-12-03.
+CARD_VERSION: Final[Literal["1.5"]] = "1.5"
 _HEADING_SIZES: dict[str, Any] = {"h1": "Large", "h2": "Medium"}
 _TASK_BOXES = {True: "☑ ", False: "☐ "}
 _PLAIN_BULLETS = ("•", "◦", "▪")

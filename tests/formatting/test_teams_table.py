@@ -121,5 +121,5 @@ def test_a_markdown_table_becomes_a_table_element():
 def test_the_card_is_an_adaptive_card_teams_renders():
     card = to_teams("hi").card
     assert card["type"] == "AdaptiveCard"
-    assert card["version"] == "1.5"  # Table needs 1.5, Action.Execute 1.4
+    assert card["version"] == "1.5"  # Teams needs 1.5 for Action.Execute; Table is 1.5
     assert "msteams" not in card  # no mention, no entities
