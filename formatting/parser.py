@@ -21,6 +21,7 @@ from markdown_it.rules_inline.state_inline import Delimiter
 from markdown_it.tree import SyntaxTreeNode
 
 from formatting.escape import match_entity
+from formatting.teams_escape import match_mention
 
 
 def _slack_entity(state: StateInline, silent: bool) -> bool:
@@ -32,6 +33,19 @@ def _slack_entity(state: StateInline, silent: bool) -> bool:
     if not silent:
         state.push("slack_entity", "", 0).content = entity
     state.pos += len(entity)
+    return True
+
+
+def _teams_mention(state: StateInline, silent: bool) -> bool:
+    # `<@29:…>` and the other Teams user ids: one `teams_mention` token (teams=True only).
+    if state.src[state.pos] != "<":
+        return False
+    found = match_mention(state.src, state.pos)
+    if found is None:
+        return False
+    if not silent:
+        state.push("teams_mention", "", 0).content = found.group(0)
+    state.pos = found.end()
     return True
 
 
@@ -73,13 +87,16 @@ def _is_word(char: str) -> bool:
 
 
 @cache
-def _parser() -> MarkdownIt:
+def _parser(teams: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "tasklists": True})
     md.enable(["table", "strikethrough"])
     md.inline.ruler.before("autolink", "slack_entity", _slack_entity)
+    if teams:
+        md.inline.ruler.before("slack_entity", "teams_mention", _teams_mention)
     md.inline.ruler.before("emphasis", "star_emphasis", _star_emphasis)
     return md
 
 
-def parse(source: str) -> SyntaxTreeNode:
-    return SyntaxTreeNode(_parser().parse(source))
+def parse(source: str, *, teams: bool = False) -> SyntaxTreeNode:
+    """The syntax tree; `teams` also reads Teams mentions (`<@29:…>`, formatting/teams_escape)."""
+    return SyntaxTreeNode(_parser(teams).parse(source))
