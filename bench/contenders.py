@@ -23,9 +23,9 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from bench import seeding
 from core.documents.messages import MessageField, MessageWrite, Status
+from core.platform import Outcome, PostResult
 from core.queues import Queue
 from core.runtime import Runtime
-from core.slack import Outcome, PostResult
 from core.store import MESSAGES, Snapshot
 from formatting.slack_text import to_slack
 from messages.kind import MESSAGE_KIND

@@ -15,7 +15,8 @@ from core.errors import DocumentError
 from core.rotation import Rotation, upcoming_turns
 from core.runtime import Runtime
 from core.store import ROTATIONS
-from formatting.buttons import with_actions
+from formatting.render import with_actions
+from formatting.slack_text import SlackMessage
 from rotations.render import render_turn
 
 
@@ -32,13 +33,13 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
         rendered = None
         if member is not None:
             # The buttons as posted; a preview has no delivery yet (composer.preview).
-            turn = render_turn(rotation.text, member)
+            turn = render_turn(rotation.text, member, rotation.platform)
             rendered = with_actions(turn, PREVIEW_DELIVERY, rotation.actions)
     except DocumentError as exc:
         raise invalid_document(exc) from None
     preview = RotationTurns(
         text=rendered.text if rendered is not None else None,
-        blocks=(rendered.blocks or []) if rendered is not None else [],
+        blocks=(rendered.blocks or []) if isinstance(rendered, SlackMessage) else [],
         turns=[
             Turn(
                 date=turn.day,

@@ -9,7 +9,8 @@ from typing import Any
 from core.documents.events import EventField
 from core.documents.people import NO_HOLDS, Holds
 from core.errors import DocumentError
-from core.models import CHANNEL_ID
+from core.models import CHANNEL_ID, teams_conversation
+from core.platform import SLACK
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Event:
     user: str | None = None
     category: str | None = None  # a `categories` id: the person's gates apply (processor.gates)
     holds: Holds = NO_HOLDS  # what its claim reserved on the person's gates
+    platform: str = SLACK  # TEAMS: `channel` is its `teams_conversation`
 
     @property
     def timezone(self) -> str:
@@ -38,7 +40,10 @@ class Event:
         user, category = data.get(EventField.USER), data.get(EventField.CATEGORY)
         if not isinstance(key, str) or not isinstance(text, str) or not text.strip():
             raise DocumentError("invalid_event", "an event needs its key and a text")
-        if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
+        teams = teams_conversation(data)
+        if teams is not None:
+            channel = teams.conversation
+        elif not isinstance(channel, str) or not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
         if not isinstance(created, datetime):
             raise DocumentError("invalid_event", "an event needs its created_at")
@@ -50,4 +55,5 @@ class Event:
             created,
             user if isinstance(user, str) else None,
             category if isinstance(category, str) else None,
+            platform=SLACK if teams is None else teams.platform,
         )

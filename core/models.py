@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 from core.actions import Action, catalog
 from core.documents.messages import MessageField
 from core.documents.people import NO_HOLDS, Holds
+from core.documents.subjects import SubjectField
 from core.errors import DocumentError
+from core.platform import SLACK, TEAMS, Destination
 from core.schedule import Recurrence, recurrence_from_fields, zone
 
 MAX_TEXT = 40_000
@@ -27,6 +30,14 @@ USER_PATTERN = rf"^[UW][A-Z0-9]{{2,{MAX_SLACK_ID - 1}}}$"
 # Matched whole (`\Z`, not `$`, which also allows a trailing newline).
 CHANNEL_ID = re.compile(r"\A" + CHANNEL_PATTERN[1:-1] + r"\Z")
 USER_ID = re.compile(r"\A" + USER_PATTERN[1:-1] + r"\Z")
+# A Teams conversation id (`19:…@thread.tacv2`, `a:1…`, `19:…@thread.v2`): Bot Framework
+# gives no grammar, so anything a `teams_conversations` document id can be (no `/`, no
+# whitespace) and short enough for a pacing slot's id.
+TEAMS_CONVERSATION_ID = re.compile(r"\A[^/\s]{1,500}\Z")
+# A Teams user (a rotation's member): their Bot Framework id (`29:…`) or Entra object id.
+TEAMS_USER_ID = re.compile(
+    r"\A(?:29:[A-Za-z0-9_.:\-]{1,400}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})\Z"
+)
 # A `categories` id as a message names it: a document id (no `/`, not `.`/`..`/`__…__`).
 CATEGORY_ID = re.compile(r"\A(?!\.{1,2}\Z)(?!__.*__\Z)[^/]{1,200}\Z", re.DOTALL)
 DEFAULT_MISFIRE_GRACE = 3600
@@ -116,6 +127,7 @@ class Message:
     holds: Holds = NO_HOLDS
     actions: tuple[Action, ...] = ()  # its buttons' catalog (core.actions)
     one_answer: bool = False  # the first answer of anyone wins (else one per person)
+    platform: str = SLACK  # TEAMS: `channel` is its `teams_conversation`
 
     @property
     def is_recurring(self) -> bool:
@@ -137,7 +149,7 @@ class Message:
 
     @classmethod
     def from_document(cls, doc_id: str, data: dict[str, Any]) -> Message:
-        channel, user = recipient(data)
+        channel, user, platform = recipient(data)
         text = data.get(MessageField.TEXT)
         if not isinstance(text, str) or not text.strip():
             raise DocumentError("empty_text", "text is required and must not be blank")
@@ -184,24 +196,48 @@ class Message:
             category,
             actions=actions,
             one_answer=one_answer,
+            platform=platform,
         )
 
 
-def recipient(data: dict[str, Any]) -> tuple[str | None, str | None]:
-    """A stored message's `channel` or `user`, exactly one of them and Slack-shaped; else
-    DocumentError (`missing_channel`, `channel_and_user`, `invalid_channel`, `invalid_user`)."""
+def recipient(data: dict[str, Any]) -> tuple[str | None, str | None, str]:
+    """A stored message's `channel` or `user` (Slack-shaped), or its `teams_conversation`:
+    exactly one, as (channel, user, platform), a Teams conversation in `channel`; else
+    DocumentError (`missing_channel`, `channel_and_user`, `invalid_channel`, `invalid_user`,
+    `invalid_teams_conversation`)."""
+    teams = teams_conversation(data)
+    if teams is not None:
+        return teams.conversation, None, TEAMS
     channel, user = data.get(MessageField.CHANNEL), data.get(MessageField.USER)
     if channel is not None and user is not None:
         raise DocumentError("channel_and_user", "a message names channel or user, not both")
     if user is not None:
         if not isinstance(user, str) or not USER_ID.match(user):
             raise DocumentError("invalid_user", f"user {_shown(user)} is not a Slack user id")
-        return None, user
+        return None, user, SLACK
     if not isinstance(channel, str) or not channel.strip():
         raise DocumentError("missing_channel", "channel (or user) is required")
     if not CHANNEL_ID.match(channel):
         raise DocumentError("invalid_channel", f"channel {_shown(channel)} is not a Slack id")
-    return channel, None
+    return channel, None, SLACK
+
+
+def teams_conversation(data: Mapping[str, Any]) -> Destination | None:
+    """The stored document's `teams_conversation`, when it names one (then never `channel`
+    or `user` too); None when it names none; else DocumentError."""
+    conversation = data.get(SubjectField.TEAMS_CONVERSATION)
+    if conversation is None:
+        return None
+    if data.get(SubjectField.CHANNEL) is not None or data.get(SubjectField.USER) is not None:
+        raise DocumentError(
+            "teams_and_slack", "a document names teams_conversation or channel/user, not both"
+        )
+    if not isinstance(conversation, str) or not TEAMS_CONVERSATION_ID.match(conversation):
+        raise DocumentError(
+            "invalid_teams_conversation",
+            f"teams_conversation {_shown(conversation)} is not a Teams conversation id",
+        )
+    return Destination(TEAMS, conversation)
 
 
 def _shown(value: object) -> str:

@@ -17,7 +17,7 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core.documents.leases import LEASE, LeaseField
 from core.documents.subjects import SubjectField
-from core.models import USER_ID
+from core.models import CHANNEL_ID, USER_ID
 from core.shards import in_range
 from core.store import Snapshot
 
@@ -37,7 +37,7 @@ class Queue:
     collection: str
     waiting: tuple[str, ...]
     sending: str | None
-    posts_by: tuple[str, ...] = (SubjectField.CHANNEL,)
+    posts_by: tuple[str, ...] = (SubjectField.CHANNEL, SubjectField.TEAMS_CONVERSATION)
 
     def due(
         self,
@@ -116,11 +116,20 @@ class Queue:
     def _not_ins(self, excluding: Sequence[str]) -> list[FieldFilter]:
         """One `not-in` per field of `posts_by` (a user id goes to `user`, where the kind
         posts to people); [""]: nothing left out, only the documents without the field."""
-        to_people = SubjectField.USER in self.posts_by
-        people = [key for key in excluding if to_people and USER_ID.match(key)]
-        channels = [key for key in excluding if key not in people]
-        keys = {SubjectField.CHANNEL.value: channels, SubjectField.USER.value: people}
+        keys: dict[str, list[str]] = {field: [] for field in self.posts_by}
+        for key in excluding:
+            keys.setdefault(self._field_of(key), []).append(key)
         return [_not_in(keys[field] or [""], field) for field in self.posts_by]
+
+    def _field_of(self, key: str) -> str:
+        """The field a channel key of processor.due_page.channel_of is stored in: a Slack
+        user id (where the kind posts to people) in `user`, a Slack conversation in
+        `channel`, anything else (a Teams conversation id) in `teams_conversation`."""
+        if SubjectField.USER in self.posts_by and USER_ID.match(key):
+            return SubjectField.USER.value
+        if CHANNEL_ID.match(key) or SubjectField.TEAMS_CONVERSATION not in self.posts_by:
+            return SubjectField.CHANNEL.value
+        return SubjectField.TEAMS_CONVERSATION.value
 
 
 def _not_in(excluding: Sequence[str], field: str) -> FieldFilter:

@@ -27,7 +27,8 @@ from zoneinfo import ZoneInfo
 from core.actions import Action, catalog
 from core.documents.rotations import RotationField
 from core.errors import DocumentError
-from core.models import CHANNEL_ID, MAX_TEXT, USER_ID
+from core.models import CHANNEL_ID, MAX_TEXT, TEAMS_USER_ID, USER_ID, teams_conversation
+from core.platform import SLACK, TEAMS
 from core.schedule import to_utc, zone
 from core.working_days import WorkingDays
 
@@ -57,13 +58,17 @@ class Rotation:
     skips: Mapping[date, frozenset[str]]
     working_days: WorkingDays | None = None
     actions: tuple[Action, ...] = ()  # the day's post's buttons (core.actions)
+    platform: str = SLACK  # TEAMS: `channel` is its `teams_conversation`, members Teams ids
 
     @classmethod
     def from_document(cls, doc_id: str, data: Mapping[str, Any]) -> Rotation:
         channel = data.get(RotationField.CHANNEL)
-        if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
+        teams = teams_conversation(data)
+        if teams is not None:
+            channel = teams.conversation
+        elif not isinstance(channel, str) or not CHANNEL_ID.match(channel):
             raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
-        members = _members(data.get(RotationField.MEMBERS))
+        members = _members(data.get(RotationField.MEMBERS), SLACK if teams is None else TEAMS)
         timezone = data.get(RotationField.TIMEZONE) or "UTC"
         if not isinstance(timezone, str):
             raise DocumentError("invalid_timezone", f"timezone {timezone!r} is not a string")
@@ -103,6 +108,7 @@ class Rotation:
             parse_skips(data.get(RotationField.SKIPS)),
             working_days,
             catalog(data.get(RotationField.ACTIONS)),
+            SLACK if teams is None else TEAMS,
         )
 
     def today(self, now: datetime) -> date:
@@ -276,20 +282,23 @@ def parse_skips(value: object) -> dict[date, frozenset[str]]:
     return skips
 
 
-def _members(members: object) -> list[str]:
-    """`members`: a non-empty list of Slack user ids, each once; the message says which
-    rule a bad list breaks (not a list, an id that is not one, or a repeated member)."""
+_MEMBER_IDS = {
+    SLACK: (USER_ID, "Slack user ids such as U0123ABCD"),
+    TEAMS: (TEAMS_USER_ID, "Teams user ids such as 29:1a2b…"),
+}
+
+
+def _members(members: object, platform: str) -> list[str]:
+    """`members`: a non-empty list of the platform's user ids, each once; the message says
+    which rule a bad list breaks (not a list, an id that is not one, or a repeated member)."""
+    pattern, shape = _MEMBER_IDS[platform]
     if not isinstance(members, list) or not members:
         raise DocumentError(
-            "invalid_members",
-            f"members must be a non-empty list of Slack user ids, got {members!r}",
+            "invalid_members", f"members must be a non-empty list of {shape}, got {members!r}"
         )
-    malformed = [m for m in members if not isinstance(m, str) or not USER_ID.match(m)]
+    malformed = [m for m in members if not isinstance(m, str) or not pattern.match(m)]
     if malformed:
-        raise DocumentError(
-            "invalid_members",
-            f"members {malformed!r} are not Slack user ids such as U0123ABCD",
-        )
+        raise DocumentError("invalid_members", f"members {malformed!r} are not {shape}")
     repeated = sorted(m for m, n in Counter(members).items() if n > 1)
     if repeated:
         raise DocumentError(

@@ -16,9 +16,11 @@ from typing import Any
 from google.cloud import firestore
 
 from core.clock import Clock, SystemClock
+from core.platform import TEAMS, Destination, Platform
 from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import make_client
+from core.unconfigured import Unconfigured
 
 
 class RecentPosts:
@@ -81,9 +83,21 @@ class Runtime:
     # Shared by with_clock() copies: the same process, the same channels.
     recent_posts: RecentPosts = field(default_factory=RecentPosts, compare=False)
     known_slots: KnownDocuments = field(default_factory=KnownDocuments, compare=False)
+    # Microsoft Teams (core.teams), when TEAMS_APP_ID is set.
+    teams: Platform | None = None
 
     def with_clock(self, clock: Clock) -> Runtime:
         return replace(self, clock=clock, slack=self.slack.with_clock(clock))
+
+    def platform(self, name: str) -> Platform:
+        """The transport of the platform `name` (core.platform): Slack, or Teams, which
+        answers every call with `teams_not_configured` when this deployment has no bot."""
+        if name == TEAMS:
+            return self.teams if self.teams is not None else Unconfigured(TEAMS)
+        return self.slack
+
+    def to(self, destination: Destination) -> Platform:
+        return self.platform(destination.platform)
 
 
 def new_worker_id() -> str:

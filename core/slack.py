@@ -24,18 +24,27 @@ import math
 import socket
 import threading
 import urllib.error
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from core import logs
 from core.clock import Clock, SystemClock
+from core.platform import (
+    DEFAULT_RETRY_AFTER,
+    SLACK,
+    HistoryPage,
+    Lookup,
+    Outcome,
+    PostResult,
+    Witness,
+)
 
 EVENT_TYPE = "scheduled_message"
-DEFAULT_RETRY_AFTER = 60
 
 
 class Method(enum.StrEnum):
@@ -46,13 +55,6 @@ class Method(enum.StrEnum):
     UPDATE = "chat.update"
     HISTORY = "conversations.history"
     OPEN = "conversations.open"
-
-
-class Outcome(enum.Enum):
-    DELIVERED = "delivered"
-    FAILED = "failed"
-    RETRY_LATER = "retry_later"
-    AMBIGUOUS = "ambiguous"
 
 
 # ok:false codes. Slack does not post a message it answers ok:false for, so an unlisted
@@ -86,15 +88,6 @@ OUTCOMES: dict[str, Outcome] = {
     "service_unavailable": Outcome.AMBIGUOUS,
     "request_timeout": Outcome.AMBIGUOUS,
 }
-
-
-@dataclass(frozen=True)
-class PostResult:
-    outcome: Outcome
-    code: str | None = None
-    ts: str | None = None
-    retry_after: int | None = None
-    detail: str = ""
 
 
 def classify_api_error(status: int, data: Any, headers: dict[str, Any]) -> PostResult:
@@ -161,29 +154,15 @@ def _message(
     }
 
 
-class Witness(enum.Enum):
-    """What Slack's own history says about one delivery_id."""
-
-    FOUND = "found"  # our bot's message carrying the delivery_id is in the channel
-    ABSENT = "absent"  # the whole window was read and it is not there
-    UNREADABLE = "unreadable"  # history cannot be read (scope, membership, auth)
-    TRY_LATER = "try_later"  # not settled yet (rate limit, 5xx, pages left): ask again
-
-
 @dataclass(frozen=True)
-class Lookup:
-    witness: Witness
-    ts: str | None = None
-    code: str | None = None
+class SlackPost(Protocol):
+    """A message as rendered for Slack (formatting.slack_text.SlackMessage)."""
 
+    @property
+    def text(self) -> str: ...
 
-@dataclass(frozen=True)
-class HistoryPage:
-    """One page of `conversations.history`, newest first; `error` when the call failed."""
-
-    messages: tuple[dict[str, Any], ...] = ()
-    next_cursor: str | None = None  # None: this was the last page of the window
-    error: PostResult | None = None
+    @property
+    def blocks(self) -> list[dict[str, Any]] | None: ...
 
 
 @dataclass(frozen=True)
@@ -378,3 +357,59 @@ class SlackTransport:
         if not isinstance(ts, str):
             return PostResult(Outcome.AMBIGUOUS, "missing_ts", detail="ok without a ts")
         return PostResult(Outcome.DELIVERED, ts=ts)
+
+    # The platform's share (core.platform.Platform): what the pipeline calls.
+
+    @property
+    def name(self) -> str:
+        return SLACK
+
+    def send(self, conversation: str, message: SlackPost, delivery_id: str) -> PostResult:
+        return self.post(conversation, message.text, delivery_id, blocks=message.blocks)
+
+    def edit(
+        self, conversation: str, post_id: str, message: SlackPost, delivery_id: str
+    ) -> PostResult:
+        return self.update(conversation, post_id, message.text, message.blocks, delivery_id)
+
+    def send_waiting_until(self, conversation: str) -> datetime | None:
+        return self.waiting_until(Method.POST_MESSAGE, conversation)
+
+    def edit_waiting_until(self) -> datetime | None:
+        return self.waiting_until(Method.UPDATE)
+
+    def history_waiting_until(self) -> datetime | None:
+        return self.waiting_until(Method.HISTORY)
+
+    def proof(
+        self, conversation: str, messages: Sequence[dict[str, Any]], delivery_id: str
+    ) -> Lookup | None:
+        """FOUND when our bot's post carrying `delivery_id` in its metadata is among
+        `messages`; unsettled when who we are cannot be asked now (`auth.test`)."""
+        candidates = [m for m in messages if _carries(m, delivery_id)]
+        if not candidates:
+            return None
+        identity = self.identity()
+        if not isinstance(identity, Identity):
+            failed = identity.outcome is Outcome.FAILED
+            return Lookup(Witness.UNREADABLE if failed else Witness.TRY_LATER, code=identity.code)
+        for message in candidates:
+            if identity.wrote(message):
+                return Lookup(Witness.FOUND, ts=message.get("ts"))
+            logs.warning(
+                "a message by another app carries this delivery_id; not taken as proof",
+                delivery_id=delivery_id,
+                channel=conversation,
+                slack_ts=message.get("ts"),
+                bot_id=message.get("bot_id"),
+                app_id=message.get("app_id"),
+            )
+        return None
+
+
+def _carries(message: dict[str, Any], delivery_id: str) -> bool:
+    metadata = message.get("metadata")
+    if not isinstance(metadata, dict) or metadata.get("event_type") != EVENT_TYPE:
+        return False
+    payload = metadata.get("event_payload")
+    return isinstance(payload, dict) and payload.get("delivery_id") == delivery_id

@@ -198,6 +198,7 @@ class EventPlan:
             event.created_at,
             event.channel,
             user=event.user,
+            platform=event.platform,
         )
         return new_entry(identity, self.worker_id, LedgerWrite())
 

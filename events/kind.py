@@ -23,11 +23,12 @@ from core.documents.people import Holds
 from core.documents.write import DELETE, UNSET
 from core.event import Event
 from core.models import event_delivery_id
+from core.platform import SLACK
 from core.queues import Queue
 from core.runtime import Runtime
 from core.store import EVENTS, Snapshot
 from events.claim import plan_retry
-from formatting.slack_text import SlackMessage, to_slack
+from formatting.render import Rendered, render
 from processor.abc import Doc, Kind, Planned
 from processor.gated_rules import GatedRules
 from processor.gates import Gates
@@ -48,15 +49,18 @@ class EventRules(GatedRules[Event]):
         self, subject: Event, occurrence_at: datetime, ts: str | None, now: datetime
     ) -> Delivered:
         sent = EventWrite(
-            status=EventStatus.SENT, lease=DELETE, slack_ts=UNSET if ts is None else ts, sent_at=now
+            status=EventStatus.SENT,
+            lease=DELETE,
+            slack_ts=UNSET if ts is None or subject.platform != SLACK else ts,
+            sent_at=now,
         )
         return Delivered(sent, Result.SENT)
 
     def released(self, subject: Event, occurrence_at: datetime) -> EventWrite:
         return EventWrite(status=EventStatus.PENDING)
 
-    def render(self, subject: Event, delivery_id: str) -> SlackMessage:
-        return to_slack(subject.text)
+    def render(self, subject: Event, delivery_id: str) -> Rendered:
+        return render(subject.platform, subject.text)
 
     def taken_over(self, subject: Event, entry: Doc) -> Event:
         return replace(subject, holds=Holds.from_document(entry.get(LedgerField.GATES)))

@@ -37,9 +37,9 @@ from core.errors import Unavailable
 from core.event import Event
 from core.models import event_delivery_id, event_id
 from core.named_batch import NamedBatch
+from core.platform import Outcome, PostResult
 from core.runtime import Runtime
 from core.shards import shard_of
-from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, EVENTS
 from events.claim import EventPlan, HeldBack, log_skipped, passed_gates
 from events.kind import EVENT_KIND

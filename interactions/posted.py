@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.actions import Action, catalog
-from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost
+from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost, entry_post
 from core.errors import DocumentError
 from core.runtime import Runtime
 from core.store import DELIVERIES, MESSAGES, ROTATIONS, Snapshot, is_document_id
@@ -38,6 +38,10 @@ class Posted:
     @property
     def ledger(self) -> dict[str, Any]:
         return self.entry.to_dict() or {}
+
+    @property
+    def platform(self) -> str:
+        return entry_post(self.ledger)[0]
 
     @property
     def data(self) -> dict[str, Any]:

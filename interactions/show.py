@@ -26,14 +26,14 @@ from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
 from core.actions import Action, find
-from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost
+from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost, entry_post
 from core.documents.responses import ResponseField
 from core.errors import DocumentError
+from core.platform import Outcome
 from core.runtime import Runtime
-from core.slack import Method, Outcome
 from core.store import RESPONSES, Snapshot
-from formatting.buttons import answered
-from formatting.slack_text import RENDER_VERSION, SlackMessage
+from formatting.render import Rendered, answered, unpinned
+from formatting.slack_text import RENDER_VERSION
 from interactions.posted import Posted, read_posted
 from rotations.render import handed_on, render_turn
 
@@ -114,7 +114,7 @@ def show_pending(rt: Runtime, budget: Budget | None = None) -> Counter[str]:
         if delivery_id in seen:
             continue
         seen.add(delivery_id)
-        if rt.slack.waiting_until(Method.UPDATE) is not None:
+        if rt.slack.edit_waiting_until() is not None:
             break  # Slack's Retry-After (from this pass or an earlier one) is not over
         result = show_answers(rt, delivery_id, budget)
         counts[result.value] += 1
@@ -154,7 +154,7 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
     posted = read_posted(rt, delivery_id)
     if posted is None:
         return _failed(delivery_id, answers, NO_CATALOG, final=True)
-    channel, ts = posted.ledger.get(LedgerField.CHANNEL), posted.ledger.get(LedgerField.SLACK_TS)
+    platform, channel, ts = entry_post(posted.ledger)
     if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(delivery_id, answers, "not_posted_yet")  # not recorded yet: next pass
     try:
@@ -163,9 +163,9 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
         shown = answered(_rendered(posted), delivery_id, posted.actions, pairs, closed=closed)
     except DocumentError as exc:
         return _failed(delivery_id, answers, exc.code)
-    if not budget.take():
-        return Shown.PENDING
-    result = rt.slack.update(channel, ts, shown.text, shown.blocks, delivery_id)
+    if rt.platform(platform).edit_waiting_until() is not None or not budget.take():
+        return Shown.PENDING  # its platform's Retry-After is not over, or the pass's budget
+    result = rt.platform(platform).edit(channel, ts, shown, delivery_id)
     if result.outcome is not Outcome.DELIVERED:
         # Slack refused for good (its post or channel gone, archived, too old...): retried,
         # it would be refused every pass, and spend the budget newer answers need.
@@ -176,7 +176,7 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
     return Shown.ALL
 
 
-def _rendered(posted: Posted) -> SlackMessage:
+def _rendered(posted: Posted) -> Rendered:
     """The post as it was sent, buttons left out: the rendered post its entry pinned
     (interactions.posted); a rotation day's naming the member who takes the turn now
     (interactions.skip may have handed it on). DocumentError `no_pinned_post` when the
@@ -188,10 +188,10 @@ def _rendered(posted: Posted) -> SlackMessage:
         member = str(posted.ledger.get(LedgerField.MEMBER))
         if post.member is not None and post.member != member:
             return _handed_on(posted, post, member)
-    return SlackMessage(post.text, post.blocks)
+    return unpinned(post)
 
 
-def _handed_on(posted: Posted, post: PinnedPost, new: str) -> SlackMessage:
+def _handed_on(posted: Posted, post: PinnedPost, new: str) -> Rendered:
     """A rotation day's post after a skip, naming `new`: its template rendered for `new` when
     today's formatter is the one that rendered the post (RENDER_VERSION), so the words are
     the same; else the pinned post with the mention of the member it named made `new`'s
@@ -200,11 +200,10 @@ def _handed_on(posted: Posted, post: PinnedPost, new: str) -> SlackMessage:
     if posted.text is None:
         raise DocumentError("no_pinned_template", "the rotation day pins no template")
     if posted.render_version != RENDER_VERSION and post.member:
-        pinned = SlackMessage(post.text, post.blocks)
-        swapped = handed_on(pinned, posted.text, post.member, new)
+        swapped = handed_on(unpinned(post), posted.text, post.member, new)
         if swapped is not None:
             return swapped
-    return render_turn(posted.text, new)
+    return render_turn(posted.text, new, posted.platform)
 
 
 def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tuple[str, Action]]:

@@ -43,9 +43,9 @@ from core.documents.messages import WAITING, MessageField, MessageWrite, Status
 from core.documents.write import DELETE
 from core.errors import DocumentError
 from core.models import Message, check_instant, message_delivery_id
+from core.platform import Outcome, PostResult
 from core.runtime import Runtime
 from core.schedule import catch_up
-from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, Snapshot
 from messages.ledger import message_entry
 from messages.missed import missed_records, skip_missed

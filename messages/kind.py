@@ -19,14 +19,14 @@ from core.documents.deliveries import LedgerField, LedgerKind
 from core.documents.messages import WAITING, MessageField, MessageWrite, Status
 from core.documents.people import Holds
 from core.documents.subjects import SubjectField
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET
 from core.models import Message, message_delivery_id
+from core.platform import SLACK
 from core.queues import Queue
 from core.runtime import Runtime
 from core.schedule import resume_next_run_at
 from core.store import MESSAGES, Snapshot
-from formatting.buttons import with_actions
-from formatting.slack_text import SlackMessage, to_slack
+from formatting.render import Rendered, render, with_actions
 from messages.advance import settled
 from messages.claim import plan_message
 from messages.preview import preview_messages
@@ -60,7 +60,7 @@ class MessageRules(GatedRules[Message]):
     ) -> Delivered:
         message = replace(
             settled(subject, occurrence_at),
-            last_slack_ts=ts,
+            last_slack_ts=ts if subject.platform == SLACK else UNSET,
             last_sent_at=now,
             sent_count=INCREMENT,
             last_error=DELETE,
@@ -73,8 +73,8 @@ class MessageRules(GatedRules[Message]):
         status = Status.RECURRING if subject.is_recurring else Status.PENDING
         return MessageWrite(status=status, occurrence_at=occurrence_at)
 
-    def render(self, subject: Message, delivery_id: str) -> SlackMessage:
-        rendered = to_slack(subject.text, allow_broadcast=subject.allow_broadcast)
+    def render(self, subject: Message, delivery_id: str) -> Rendered:
+        rendered = render(subject.platform, subject.text, allow_broadcast=subject.allow_broadcast)
         return with_actions(rendered, delivery_id, subject.actions)
 
     def preview(self, rt: Runtime, due: list[Snapshot], now: datetime) -> list[dict[str, Any]]:
@@ -99,7 +99,7 @@ class MessageRules(GatedRules[Message]):
         return resume_next_run_at(subject.recurrence, now)
 
 
-CHANNEL, USER = SubjectField.CHANNEL, SubjectField.USER
+CHANNEL, USER, TEAMS = SubjectField.CHANNEL, SubjectField.USER, SubjectField.TEAMS_CONVERSATION
 
 CHANNEL, USER = SubjectField.CHANNEL, SubjectField.USER
 
@@ -107,7 +107,7 @@ MESSAGE_KIND: OccurrenceKind[Message, Gates] = OccurrenceKind(
     name=LedgerKind.MESSAGE,
     id_field=LedgerField.MESSAGE_ID,
     # A message to a person has `user` and no `channel` until its claim opens their DM.
-    queue=Queue(MESSAGES, tuple(WAITING), Status.SENDING, (CHANNEL, USER)),
+    queue=Queue(MESSAGES, tuple(WAITING), Status.SENDING, (CHANNEL, USER, TEAMS)),
     statuses=Statuses(
         failed=Status.FAILED,
         unconfirmed=Status.UNCONFIRMED,

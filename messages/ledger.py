@@ -21,5 +21,6 @@ def message_entry(
         occurrence,
         message.channel,
         user=message.user,
+        platform=message.platform,
     )
     return new_entry(identity, worker_id, write)

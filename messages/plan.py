@@ -26,7 +26,7 @@ from core.models import Message, message_delivery_id
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from formatting.slack_text import to_slack
+from formatting.render import pinned, render
 from messages.advance import settled, stored_anchor
 from messages.ledger import message_entry
 from messages.missed import counted, log_missed
@@ -126,7 +126,7 @@ def _rendered(message: Message) -> PinnedPost | Unset:
     """The post's text and blocks before its buttons; none when the text cannot render (the
     send then fails on the same DocumentError, and there is no post to update)."""
     try:
-        rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
+        rendered = render(message.platform, message.text, allow_broadcast=message.allow_broadcast)
     except DocumentError:
         return UNSET
-    return PinnedPost(rendered.text, rendered.blocks)
+    return pinned(rendered)

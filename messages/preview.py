@@ -15,7 +15,7 @@ from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from formatting.slack_text import to_slack
+from formatting.render import render
 from messages.claim import planned_occurrence
 from processor.gates import held_back, read_gates
 
@@ -70,7 +70,7 @@ def _preview(snap: Any, now: datetime) -> tuple[dict[str, Any], Message | None, 
         entry["occurrence_at"] = planned.isoformat() if planned else None
         if planned is None:
             entry["skipped"] = True  # expired, or every due occurrence is past its grace
-        rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
+        rendered = render(message.platform, message.text, allow_broadcast=message.allow_broadcast)
     except DocumentError as exc:
         entry |= {"text": None, "error": {"code": exc.code, "message": exc.message}}
         return entry, None, None

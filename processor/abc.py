@@ -22,8 +22,8 @@ from google.cloud import firestore
 from core.documents.deliveries import LedgerWrite
 from core.documents.errors import StoredError
 from core.documents.subjects import SubjectWrite
-from core.slack import Outcome, PostResult
-from formatting.slack_text import SlackMessage
+from core.platform import Destination, Outcome, PostResult
+from formatting.render import Rendered
 from processor.outcome import Result
 
 if TYPE_CHECKING:
@@ -295,12 +295,13 @@ class Claims(Kind, Protocol[S_co, A]):
 class Posts(Kind, Protocol[S]):
     """What sending a claim, and its one outcome line, need of its kind (processor.deliver)."""
 
-    def channel(self, claim: Claim[S]) -> str:
-        """Where the claim posts."""
+    def destination(self, claim: Claim[S]) -> Destination:
+        """Where the claim posts: a platform, and a conversation on it."""
         ...
 
-    def render(self, claim: Claim[S]) -> SlackMessage:
-        """The post; a DocumentError when the subject cannot be rendered (never sent)."""
+    def render(self, claim: Claim[S]) -> Rendered:
+        """The post, as the claim's platform takes it (formatting.render); a DocumentError
+        when the subject cannot be rendered (never sent)."""
         ...
 
     def log_fields(self, claim: Claim[S]) -> dict[str, Any]:

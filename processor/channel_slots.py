@@ -31,7 +31,7 @@ from google.cloud import firestore
 from core import logs
 from core.documents.channel_pacing import PacingField, SlotWrite
 from core.documents.write import write_as_read
-from core.models import CHANNEL_ID, USER_ID
+from core.models import CHANNEL_ID, TEAMS_CONVERSATION_ID, USER_ID
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
@@ -48,12 +48,16 @@ KEEP = timedelta(days=1)
 HANDOVER = timedelta(seconds=1)
 
 
+_PACED = (CHANNEL_ID, USER_ID, TEAMS_CONVERSATION_ID)
+
+
 def slot_channel(channel: str | None) -> str | None:
-    """The channel if it has pacing slots: only Slack-shaped ids do (and can be part of a
-    document id), a conversation's or, for messages to a person, the user id that stands for
-    their DM (processor.due_page.channel_of); a document with any other channel is rejected
-    by its claim, with its code, like every bad document."""
-    if channel is not None and (CHANNEL_ID.match(channel) or USER_ID.match(channel)):
+    """The channel if it has pacing slots: only well-formed ids do (and can be part of a
+    document id), a Slack conversation's or, for messages to a person, the user id that
+    stands for their DM (processor.due_page.channel_of), or a Teams conversation's; a
+    document with any other channel is rejected by its claim, with its code, like every bad
+    document."""
+    if channel is not None and any(p.match(channel) for p in _PACED):
         return channel
     return None
 

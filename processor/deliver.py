@@ -12,8 +12,8 @@ from typing import Any
 
 from core import logs
 from core.errors import DocumentError
+from core.platform import Outcome, PostResult, posted_fields
 from core.runtime import Runtime
-from core.slack import Outcome, PostResult
 from core.store import Snapshot
 from processor.abc import A, Claim, Passes
 from processor.channel_slots import Slot
@@ -115,9 +115,8 @@ def send(rt: Runtime, claim: Claim[Any]) -> PostResult:
         # Nothing was posted: a text we cannot render is a definitive failure.
         return PostResult(Outcome.FAILED, exc.code, detail=exc.message)
     try:
-        return rt.slack.post(
-            claim.kind.channel(claim), rendered.text, claim.delivery_id, blocks=rendered.blocks
-        )
+        to = claim.kind.destination(claim)
+        return rt.to(to).send(to.conversation, rendered, claim.delivery_id)
     except Exception as exc:
         # Our own code failed after the claim: we cannot be sure nothing left, so this is
         # ambiguous like a dropped connection, never a silent loss.
@@ -135,8 +134,7 @@ def report_outcome(rt: Runtime, claim: Claim[Any], post: PostResult, result: Res
         "delivery_id": claim.delivery_id,
         **claim.kind.log_fields(claim),
         "attempt": claim.attempts,
-        "channel": claim.kind.channel(claim),
-        "slack_ts": post.ts,
+        **posted_fields(claim.kind.destination(claim), post.ts),
         **line.fields,
     }
     if line.alert:

@@ -19,8 +19,8 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, wait
 from datetime import datetime
 from typing import Any
 
+from core.platform import PLATFORMS, Destination
 from core.runtime import Runtime
-from core.slack import Method
 from core.store import Snapshot
 from processor.deliver import Sent, record_sends
 from processor.dispatch import Dispatcher, Done
@@ -159,19 +159,25 @@ class Page:
         if done.answered is not None and lane.channel is not None:
             self._pacer.answered(lane.channel, done.answered)
             # A person's lane is keyed by their user id; Slack's wait, by the DM posted to.
-            posted_to = sent.claim.kind.channel(sent.claim) if sent is not None else None
+            posted_to = sent.claim.kind.destination(sent.claim) if sent is not None else None
             self._hold_if_rate_limited(lane.channel, posted_to)
         if sent is not None:
             self._unrecorded.append(sent)
 
-    def _hold_if_rate_limited(self, channel: str | None, posted_to: str | None = None) -> None:
+    def _hold_if_rate_limited(
+        self, channel: str | None, posted_to: Destination | None = None
+    ) -> None:
         """A channel whose chat.postMessage answered 429 (in this pass or an earlier one of
         the process; `posted_to`: where the lane's last post went, if not `channel`) has its
         next slot at the end of Slack's Retry-After: waited for within the pass's budget,
         deferred beyond it."""
         if channel is None:
             return
-        waiting = self._rt.slack.waiting_until(Method.POST_MESSAGE, posted_to or channel)
+        if posted_to is not None:
+            waiting = self._rt.to(posted_to).send_waiting_until(posted_to.conversation)
+        else:  # a lane not posted yet: Slack's and Teams' ids never look alike
+            waits = (self._rt.platform(p).send_waiting_until(channel) for p in PLATFORMS)
+            waiting = next((w for w in waits if w is not None), None)
         if waiting is not None:
             self._pacer.hold(channel, waiting)
 

@@ -70,7 +70,7 @@ def channel_of(snap: Snapshot) -> str | None:
     only known once the claim has opened it; a `channel: null` beside a `user` counts as no
     channel). None when it names neither as a string."""
     # One field at a time, not to_dict(): that deep-copies the whole document, on every call.
-    for field in (SubjectField.CHANNEL, SubjectField.USER):
+    for field in (SubjectField.CHANNEL, SubjectField.USER, SubjectField.TEAMS_CONVERSATION):
         try:
             value = snap.get(field)
         except KeyError:

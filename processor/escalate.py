@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from core import logs
+from core.platform import Outcome
 from core.runtime import Runtime
-from core.slack import Outcome
 from formatting.slack_text import escape
 
 

@@ -24,8 +24,8 @@ from google.api_core.exceptions import FailedPrecondition
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerStatus
 from core.documents.errors import StoredError
+from core.platform import Outcome, PostResult
 from core.runtime import Runtime
-from core.slack import Outcome, PostResult
 from core.store import DELIVERIES, read_in_order
 from processor.abc import Claim, Writes
 from processor.outcome import Result

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
+from core.platform import Outcome
 from core.runtime import Runtime
-from core.slack import Outcome
 from core.store import Snapshot
 from processor.abc import Claim
 from processor.gates import Gated, Gates, read_gates, settled_writes

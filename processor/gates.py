@@ -59,8 +59,8 @@ from core.documents.deliveries import LedgerReason, LedgerStatus
 from core.documents.people import Holds, PersonField
 from core.documents.subjects import SubjectField
 from core.named_batch import Landed, NamedBatch
+from core.platform import Outcome
 from core.schedule import zone
-from core.slack import Outcome
 from core.store import CATEGORIES, PEOPLE, is_document_id
 
 ALREADY_SENT = "already_sent"  # a preview's word for the first gate (no new entry is written)

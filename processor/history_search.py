@@ -24,22 +24,12 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 
-from core import logs
 from core.documents.deliveries import LedgerField, LedgerWrite, SearchField
 from core.documents.leases import LeasePatch
 from core.documents.subjects import SubjectWrite
+from core.platform import PLATFORMS, Destination, Lookup, Outcome, PostResult, Witness
 from core.runtime import Runtime
 from core.settings import Settings
-from core.slack import (
-    EVENT_TYPE,
-    HistoryPage,
-    Identity,
-    Lookup,
-    Method,
-    Outcome,
-    PostResult,
-    Witness,
-)
 from processor.held import history_unreadable
 
 # Slack's clock and ours may disagree a little; the window allows for it on both sides.
@@ -115,17 +105,21 @@ class Search:
 
 
 class HistoryBudget:
-    """The history calls one pass may make, shared by every lease it reconciles."""
+    """The history calls one pass may make, shared by every lease it reconciles; a
+    platform that answered 429 is read no more this pass."""
 
-    def __init__(self, calls: int, paused_until: datetime | None) -> None:
-        self._calls = 0 if paused_until is not None else calls
+    def __init__(self, calls: int, paused: dict[str, datetime] | None = None) -> None:
+        self._calls = calls
         self._waiting = 0
-        self.resume_at = paused_until
+        self._paused = dict(paused or {})
 
     @classmethod
     def for_pass(cls, rt: Runtime) -> HistoryBudget:
-        """The pass's calls; none while the process waits out a history 429's Retry-After."""
-        return cls(rt.settings.history_calls_per_pass, rt.slack.waiting_until(Method.HISTORY))
+        """The pass's calls; none on a platform while the process waits out a history
+        429's Retry-After there."""
+        waits = {p: rt.platform(p).history_waiting_until() for p in PLATFORMS}
+        paused = {p: until for p, until in waits.items() if until is not None}
+        return cls(rt.settings.history_calls_per_pass, paused)
 
     def expect(self, leases: int) -> None:
         """`leases` more will ask for a share."""
@@ -141,11 +135,14 @@ class HistoryBudget:
     def spend(self) -> None:
         self._calls -= 1
 
-    def rate_limited(self, until: datetime) -> None:
-        """Slack answered 429: no more history calls this pass (the transport makes none
-        before `until`)."""
-        self._calls = 0
-        self.resume_at = until
+    def resume_at(self, platform: str) -> datetime | None:
+        """When `platform`'s history may be read again, if it answered 429."""
+        return self._paused.get(platform)
+
+    def rate_limited(self, platform: str, until: datetime) -> None:
+        """`platform` answered 429: no more history calls there this pass (the transport
+        makes none before `until`)."""
+        self._paused[platform] = until
 
 
 def searchable(rt: Runtime, entry: dict[str, Any], fallback: datetime) -> Search | None:
@@ -162,7 +159,7 @@ def ask_history(
     rt: Runtime,
     budget: HistoryBudget,
     calls: int,
-    channel: str,
+    to: Destination,
     search: Search,
     fence: tuple[tuple[Any, Any], tuple[Any, Any]],
     **subject: Any,
@@ -172,10 +169,10 @@ def ask_history(
     subject's and the ledger entry's references with the update times the take-over left),
     and a WARNING is logged, escalated an hour after the claim (processor.held)."""
     delivery_id = subject.pop("delivery_id")
-    lookup, search = read_window(rt, budget, calls, channel, delivery_id, search)
+    lookup, search = read_window(rt, budget, calls, to, delivery_id, search)
     if lookup.witness is not Witness.TRY_LATER:
         return lookup
-    keep_searching(rt, fence[0], fence[1], search, budget.resume_at or rt.clock.now())
+    keep_searching(rt, fence[0], fence[1], search, budget.resume_at(to.platform) or rt.clock.now())
     history_unreadable(
         rt, delivery_id, search.claimed_at, lookup.code, history_pages=search.pages, **subject
     )
@@ -186,23 +183,26 @@ def read_window(
     rt: Runtime,
     budget: HistoryBudget,
     calls: int,
-    channel: str,
+    to: Destination,
     delivery_id: str,
     search: Search,
 ) -> tuple[Lookup, Search]:
     """Read at most `calls` pages of the window from where `search` stopped: FOUND (our
     bot's post carrying `delivery_id`), ABSENT (the whole window read), UNREADABLE, or
     TRY_LATER with the search as it now stands, to be resumed by a later pass."""
+    platform, channel = rt.to(to), to.conversation
+    if budget.resume_at(to.platform) is not None:
+        return Lookup(Witness.TRY_LATER, code="ratelimited"), search
     for _ in range(calls):
         budget.spend()
-        page = rt.slack.history_page(channel, search.oldest, search.latest, search.cursor)
+        page = platform.history_page(channel, search.oldest, search.latest, search.cursor)
         if page.error is not None:
             if page.error.code == "invalid_cursor":
                 # The stored cursor is no longer good: read the window again from the top.
                 search = replace(search, cursor=None, pages=0)
                 continue
-            return _failed(rt, budget, page.error), search
-        proof = _proof(rt, page, delivery_id, channel)
+            return _failed(rt, budget, to.platform, page.error), search
+        proof = platform.proof(channel, page.messages, delivery_id)
         if proof is not None:
             return proof, search  # an unreadable identity reads this page again next time
         search = replace(search, cursor=page.next_cursor, pages=search.pages + 1)
@@ -211,46 +211,14 @@ def read_window(
     return Lookup(Witness.TRY_LATER, code="history_unfinished"), search
 
 
-def _failed(rt: Runtime, budget: HistoryBudget, error: PostResult) -> Lookup:
+def _failed(rt: Runtime, budget: HistoryBudget, platform: str, error: PostResult) -> Lookup:
     if error.outcome is Outcome.FAILED:
         return Lookup(Witness.UNREADABLE, code=error.code)
     if error.outcome is Outcome.RETRY_LATER:
         wait = error.retry_after or 1
-        budget.rate_limited(rt.clock.now() + timedelta(seconds=wait))
+        budget.rate_limited(platform, rt.clock.now() + timedelta(seconds=wait))
         return Lookup(Witness.TRY_LATER, code=error.code)
     return Lookup(Witness.TRY_LATER, code=error.code)
-
-
-def _proof(rt: Runtime, page: HistoryPage, delivery_id: str, channel: str) -> Lookup | None:
-    """FOUND when our bot's post carrying `delivery_id` is on the page; a lookup that is
-    not settled when who we are cannot be asked now; None when the page holds no proof."""
-    candidates = [m for m in page.messages if _carries(m, delivery_id)]
-    if not candidates:
-        return None
-    identity = rt.slack.identity()
-    if not isinstance(identity, Identity):
-        witness = Witness.UNREADABLE if identity.outcome is Outcome.FAILED else Witness.TRY_LATER
-        return Lookup(witness, code=identity.code)
-    for message in candidates:
-        if identity.wrote(message):
-            return Lookup(Witness.FOUND, ts=message.get("ts"))
-        logs.warning(
-            "a message by another app carries this delivery_id; not taken as proof",
-            delivery_id=delivery_id,
-            channel=channel,
-            slack_ts=message.get("ts"),
-            bot_id=message.get("bot_id"),
-            app_id=message.get("app_id"),
-        )
-    return None
-
-
-def _carries(message: dict[str, Any], delivery_id: str) -> bool:
-    metadata = message.get("metadata")
-    if not isinstance(metadata, dict) or metadata.get("event_type") != EVENT_TYPE:
-        return False
-    payload = metadata.get("event_payload")
-    return isinstance(payload, dict) and payload.get("delivery_id") == delivery_id
 
 
 def keep_searching(

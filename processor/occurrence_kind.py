@@ -20,17 +20,17 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, sent_write
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, invalid_lease, lease_of, usable_lease
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
+from core.platform import DEFAULT_RETRY_AFTER, Destination, Outcome, PostResult
 from core.queues import Queue
 from core.runtime import Runtime
-from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.store import Snapshot
-from formatting.slack_text import SlackMessage
+from formatting.render import Rendered
 from processor.abc import (
     MARK_DELIVERED,
     Claim,
@@ -63,6 +63,9 @@ class Addressed(Protocol):
 
     @property
     def user(self) -> str | None: ...
+
+    @property
+    def platform(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class OccurrenceRules(ABC, Generic[S, A]):
         (`next_run_at`, the lease's end and the error are the pipeline's)."""
 
     @abstractmethod
-    def render(self, subject: S, delivery_id: str) -> SlackMessage:
+    def render(self, subject: S, delivery_id: str) -> Rendered:
         """The post of `subject`'s occurrence `delivery_id` (processor.abc.Posts.render); a
         DocumentError when it cannot be rendered (never sent)."""
 
@@ -255,13 +258,13 @@ class OccurrenceKind(Generic[S, A]):
 
     # Sending and recording (processor.abc.Sends).
 
-    def channel(self, claim: Claim[S]) -> str:
+    def destination(self, claim: Claim[S]) -> Destination:
         channel = claim.subject.channel
         if channel is None:  # a person's DM is opened before every claim; never here
             raise DocumentError("missing_channel", f"no DM channel for {claim.subject.user}")
-        return channel
+        return Destination(claim.subject.platform, channel)
 
-    def render(self, claim: Claim[S]) -> SlackMessage:
+    def render(self, claim: Claim[S]) -> Rendered:
         return self.rules.render(claim.subject, claim.delivery_id)
 
     def log_fields(self, claim: Claim[S]) -> dict[str, Any]:
@@ -307,7 +310,7 @@ class OccurrenceKind(Generic[S, A]):
 
     def _delivered(self, subject: S, occurrence: datetime, ts: str | None, now: datetime) -> Writes:
         delivered = self.rules.delivered(subject, occurrence, ts, now)
-        ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=ts, sent_at=now)
+        ledger = sent_write(subject.platform, ts, now)
         return Writes(delivered.subject, ledger, delivered.result)
 
     def _released(

@@ -14,9 +14,10 @@ from typing import Any
 from core.clock import Clock
 from core.documents.errors import ErrorField
 from core.documents.subjects import SubjectField
+from core.platform import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.runtime import RecentPosts
 from core.settings import Settings
-from core.slack import DEFAULT_RETRY_AFTER, RATE_LIMITED, Outcome, PostResult
+from core.slack import RATE_LIMITED
 from core.subscription import ack_deadline_seconds
 
 POST_INTERVAL = timedelta(seconds=1)

@@ -39,8 +39,8 @@ from core.documents.leases import LeasePatch
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.documents.write import DELETE
 from core.named_batch import Landed, NamedBatch
+from core.platform import Lookup, Outcome, PostResult, Witness
 from core.runtime import Runtime
-from core.slack import Lookup, Outcome, PostResult, Witness
 from core.store import DELIVERIES, Snapshot
 from processor.abc import Claim, Leased, LeaseUnreadable, Passes, Reconciles
 from processor.deliver import report_outcome
@@ -143,7 +143,7 @@ def reconcile_one(
         rt,
         budget,
         calls,
-        kind.channel(claim),
+        kind.destination(claim),
         search,
         (
             (snap.reference, claim.subject_version if kind.fences_subject else None),

@@ -12,6 +12,7 @@ from core.documents.deliveries import LedgerWrite, PinnedPost
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError
 from core.rotation import Rotation
+from formatting.render import pinned
 from formatting.slack_text import RENDER_VERSION
 from rotations.render import render_turn
 
@@ -36,8 +37,8 @@ def pinned_day(rotation: Rotation, member: str) -> LedgerWrite:
     if not rotation.actions:
         return LedgerWrite()
     try:
-        rendered = render_turn(rotation.text, member)
-        post: PinnedPost | Unset = PinnedPost(rendered.text, rendered.blocks, member)
+        rendered = render_turn(rotation.text, member, rotation.platform)
+        post: PinnedPost | Unset = pinned(rendered, member)
     except DocumentError:  # the send fails on the same error: there is no post to update
         post = UNSET
     return LedgerWrite(

@@ -28,12 +28,11 @@ from core.documents.rotations import (
 )
 from core.documents.subjects import SubjectWrite
 from core.documents.write import DELETE
+from core.platform import Destination, Outcome, PostResult
 from core.queues import Queue
 from core.runtime import Runtime
-from core.slack import Outcome, PostResult
 from core.store import ROTATIONS, Snapshot
-from formatting.buttons import with_actions
-from formatting.slack_text import SlackMessage
+from formatting.render import Rendered, with_actions
 from processor.abc import (
     Claim,
     Doc,
@@ -107,12 +106,13 @@ class RotationDayKind:
     def taken_over(self, subject_id: str, data: Doc, leased: Leased, entry: Doc) -> DayTurn:
         return taken_over_day(subject_id, data, leased, entry)
 
-    def channel(self, claim: Claim[DayTurn]) -> str:
-        return claim.subject.rotation.channel
-
-    def render(self, claim: Claim[DayTurn]) -> SlackMessage:
+    def destination(self, claim: Claim[DayTurn]) -> Destination:
         rotation = claim.subject.rotation
-        rendered = render_turn(rotation.text, claim.subject.member)
+        return Destination(rotation.platform, rotation.channel)
+
+    def render(self, claim: Claim[DayTurn]) -> Rendered:
+        rotation = claim.subject.rotation
+        rendered = render_turn(rotation.text, claim.subject.member, rotation.platform)
         return with_actions(rendered, claim.delivery_id, rotation.actions)
 
     def outcome_writes(

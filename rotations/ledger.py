@@ -18,5 +18,6 @@ def day_entry(rotation: Rotation, day: date, worker_id: str, write: LedgerWrite)
         rotation.due_at(day),
         rotation.channel,
         day.isoformat(),
+        platform=rotation.platform,
     )
     return new_entry(identity, worker_id, write)

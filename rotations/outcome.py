@@ -21,11 +21,17 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+    sent_write,
+)
 from core.documents.errors import StoredError
 from core.documents.rotations import RESTORED, RotationWrite
-from core.documents.write import DELETE, INCREMENT
-from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
+from core.documents.write import DELETE, INCREMENT, UNSET
+from core.platform import DEFAULT_RETRY_AFTER, SLACK, Outcome, PostResult
 from processor.abc import Claim, OutcomeLine, Writes
 from processor.outcome import Result
 from processor.reconcile import backoff
@@ -95,10 +101,10 @@ def _outcome_writes(
             last_error=DELETE,
             last_member=turn.member,
             last_sent_at=now,
-            last_slack_ts=post.ts,
+            last_slack_ts=post.ts if turn.rotation.platform == SLACK else UNSET,
             sent_count=INCREMENT,
         )
-        ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=post.ts, sent_at=now)
+        ledger = sent_write(turn.rotation.platform, post.ts, now)
         return Writes(rotation, ledger, Result.SENT)
     if post.outcome is Outcome.AMBIGUOUS:
         return Writes(RotationWrite(last_error=error), LedgerWrite(error=error), Result.AMBIGUOUS)

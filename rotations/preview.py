@@ -48,4 +48,7 @@ def preview_due_turn(snap: Snapshot, now: datetime) -> dict[str, Any] | None:
     entry |= {"occurrence_at": rotation.due_at(today).isoformat(), "occurrence_date": str(today)}
     if turn.member is None:
         return entry | {"text": None, "member": None, "skipped": True}
-    return entry | {"member": turn.member, "text": render_turn(rotation.text, turn.member).text}
+    return entry | {
+        "member": turn.member,
+        "text": render_turn(rotation.text, turn.member, rotation.platform).text,
+    }

@@ -4,17 +4,20 @@ other message (and never a broadcast). The composer previews with it what is pos
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
+from core.platform import SLACK
 from core.rotation import fill_template
-from formatting.slack_text import SlackMessage, to_slack
+from formatting.render import Rendered, render
+from formatting.slack_text import SlackMessage
 
 
-def render_turn(text: str, member: str) -> SlackMessage:
-    return to_slack(fill_template(text, member), allow_broadcast=False)
+def render_turn(text: str, member: str, platform: str = SLACK) -> Rendered:
+    return render(platform, fill_template(text, member), allow_broadcast=False)
 
 
-def handed_on(post: SlackMessage, template: str, old: str, new: str) -> SlackMessage | None:
+def handed_on(post: Rendered, template: str, old: str, new: str) -> Rendered | None:
     """The post as rendered for `old`, naming `new` instead: every occurrence of `old`'s
     user id becomes `new`'s, in the text and in every string of the blocks. Sound only when
     the template itself never names `old` (then each occurrence came from `{member}`, and
@@ -32,4 +35,6 @@ def handed_on(post: SlackMessage, template: str, old: str, new: str) -> SlackMes
             return {key: swap(item) for key, item in value.items()}
         return value
 
-    return SlackMessage(swap(post.text), swap(post.blocks))
+    if isinstance(post, SlackMessage):
+        return SlackMessage(swap(post.text), swap(post.blocks))
+    return replace(post, text=swap(post.text), card=swap(post.card), mentions=swap(post.mentions))

@@ -20,11 +20,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
+from core.documents.deliveries import (
+    LedgerField,
+    LedgerReason,
+    LedgerStatus,
+    LedgerWrite,
+    entry_post,
+    sent_write,
+)
 from core.documents.leases import LEASE, LeaseField
 from core.documents.rotations import RotationField, RotationStatus, RotationWrite
-from core.documents.write import DELETE, INCREMENT
+from core.documents.write import DELETE, INCREMENT, UNSET
 from core.errors import DocumentError
+from core.platform import SLACK
 from core.rotation import Rotation
 from core.runtime import Runtime
 from core.store import newest_entry
@@ -48,17 +56,18 @@ def rotation_settle_writes(rt: Runtime, action: Settle, entry: Doc, data: Doc) -
 
 
 def _delivered(entry: dict[str, Any], action: Settle, now: datetime) -> Writes:
+    platform = entry_post(entry)[0]
     rotation = RotationWrite(
         lease=DELETE,
         rollback=DELETE,
         last_error=DELETE,
         last_member=entry.get(LedgerField.MEMBER),
         last_sent_at=now,
-        last_slack_ts=action.ts,
+        last_slack_ts=action.ts if platform == SLACK else UNSET,
         sent_count=INCREMENT,
     )
     # What the post was is on the entry already: its claim pinned it.
-    ledger = LedgerWrite(status=LedgerStatus.SENT, slack_ts=action.ts, sent_at=now)
+    ledger = sent_write(platform, action.ts, now)
     return Writes(rotation, ledger, Result.SENT)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from core.documents.errors import StoredError
 from core.documents.leases import Lease
 from core.documents.write import UNSET, Unset, Write
+from core.platform import SLACK, TEAMS
 
 
 class LedgerStatus(enum.StrEnum):
@@ -68,6 +69,10 @@ class LedgerField(enum.StrEnum):
     CLAIMED_AT = "claimed_at"
     LATE_SECONDS = "late_seconds"
     SLACK_TS = "slack_ts"
+    # A Teams delivery's: `platform` "teams" (absent: Slack), its conversation in `channel`,
+    # and the activity id Teams returned in place of `slack_ts`.
+    PLATFORM = "platform"
+    ACTIVITY_ID = "activity_id"
     SENT_AT = "sent_at"
     ERROR = "error"
     RETRY_AT = "retry_at"
@@ -96,11 +101,13 @@ class LedgerField(enum.StrEnum):
 
 
 class PostField(enum.StrEnum):
-    """`deliveries.post`: the post's text and blocks as sent, before its buttons."""
+    """`deliveries.post`: the post as sent, before its buttons: Slack's text and blocks, or
+    Teams' fallback text and Adaptive Card."""
 
     TEXT = "text"
     BLOCKS = "blocks"
     MEMBER = "member"  # a rotation day's: whom the post named
+    CARD = "card"  # a Teams post's Adaptive Card (its mentions inside it)
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class PinnedPost:
     text: str
     blocks: list[dict[str, Any]] | None
     member: str | None = None
+    card: dict[str, Any] | None = None
 
     def to_document(self) -> dict[str, Any]:
         document: dict[str, Any] = {PostField.TEXT.value: self.text}
@@ -118,6 +126,8 @@ class PinnedPost:
             document[PostField.BLOCKS.value] = self.blocks
         if self.member is not None:
             document[PostField.MEMBER.value] = self.member
+        if self.card is not None:
+            document[PostField.CARD.value] = self.card
         return document
 
     @classmethod
@@ -125,14 +135,16 @@ class PinnedPost:
         """The pinned post, or None when there is none (or it is not one's shape)."""
         if not isinstance(value, dict):
             return None
-        text, blocks, member = (value.get(field) for field in PostField)
+        text, blocks, member, card = (value.get(field) for field in PostField)
         if not isinstance(text, str) or not isinstance(member, str | None):
+            return None
+        if card is not None and not isinstance(card, dict):
             return None
         if blocks is not None and not (
             isinstance(blocks, list) and all(isinstance(block, dict) for block in blocks)
         ):
             return None
-        return cls(text, blocks, member)
+        return cls(text, blocks, member, card)
 
 
 class SearchField(enum.StrEnum):
@@ -157,6 +169,7 @@ class LedgerWrite(Write):
     claimed_at: datetime | Unset | None = UNSET
     late_seconds: float | Unset = UNSET
     slack_ts: str | Unset | None = UNSET
+    activity_id: str | Unset | None = UNSET
     sent_at: datetime | Unset | None = UNSET
     error: StoredError | Unset | None = UNSET
     retry_at: datetime | Unset = UNSET
@@ -204,12 +217,15 @@ class Occurrence:
     channel: str | None
     occurrence_date: str | None = None  # a rotation day's local date
     user: str | None = None
+    platform: str = SLACK
 
     def to_document(self) -> dict[str, Any]:
         subject: dict[str, Any] = {self.id_field: self.subject_id}
         if self.occurrence_date is not None:
             subject[LedgerField.OCCURRENCE_DATE.value] = self.occurrence_date
         person = {} if self.user is None else {LedgerField.USER.value: self.user}
+        if self.platform != SLACK:
+            person[LedgerField.PLATFORM.value] = self.platform
         return {
             LedgerField.KIND.value: str(self.kind),
             **subject,
@@ -230,6 +246,20 @@ def new_entry(occurrence: Occurrence, worker: str, write: LedgerWrite) -> dict[s
     return (
         occurrence.to_document() | empty.to_document() | unset.to_document() | write.to_document()
     )
+
+
+def sent_write(platform: str, post_id: str | None, now: datetime) -> LedgerWrite:
+    """A delivered entry's write: `sent`, and the post's id as its platform names it."""
+    if platform == TEAMS:
+        return LedgerWrite(status=LedgerStatus.SENT, activity_id=post_id, sent_at=now)
+    return LedgerWrite(status=LedgerStatus.SENT, slack_ts=post_id, sent_at=now)
+
+
+def entry_post(entry: dict[str, Any]) -> tuple[str, Any, Any]:
+    """A ledger entry's platform, conversation and post id (None where it has none)."""
+    platform = entry.get(LedgerField.PLATFORM) or SLACK
+    post_id = entry.get(LedgerField.ACTIVITY_ID if platform == TEAMS else LedgerField.SLACK_TS)
+    return platform, entry.get(LedgerField.CHANNEL), post_id
 
 
 def entry_lease(entry: dict[str, Any], occurrence_at: datetime) -> Lease:

@@ -31,6 +31,7 @@ class EventField(enum.StrEnum):
     CALLERS = "callers"  # how many requests named this key, the first included
     CHANNEL = SubjectField.CHANNEL.value  # where it posts (a person's DM when `user` is set)
     USER = "user"
+    TEAMS_CONVERSATION = SubjectField.TEAMS_CONVERSATION.value
     CATEGORY = "category"
     TEXT = "text"
     STATUS = SubjectField.STATUS.value

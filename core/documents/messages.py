@@ -34,6 +34,7 @@ WAITING = (Status.PENDING, Status.RECURRING)
 class MessageField(enum.StrEnum):
     CHANNEL = SubjectField.CHANNEL.value
     USER = "user"
+    TEAMS_CONVERSATION = SubjectField.TEAMS_CONVERSATION.value
     CATEGORY = "category"
     TEXT = "text"
     TIMEZONE = "timezone"

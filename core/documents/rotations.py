@@ -20,6 +20,7 @@ class RotationStatus(enum.StrEnum):
 class RotationField(enum.StrEnum):
     NAME = "name"
     CHANNEL = SubjectField.CHANNEL.value
+    TEAMS_CONVERSATION = SubjectField.TEAMS_CONVERSATION.value
     MEMBERS = "members"
     TIMEZONE = "timezone"
     SEND_TIME = "send_time"

@@ -20,6 +20,8 @@ class SubjectField(enum.StrEnum):
     NEXT_RUN_AT = "next_run_at"  # when the due query finds it
     CHANNEL = "channel"  # where it posts: the due query's channel ranges go by it
     USER = "user"  # the person it posts to (their DM), where it has one
+    # Instead of either: a `teams_conversations` id, posted to on Microsoft Teams.
+    TEAMS_CONVERSATION = "teams_conversation"
     CATEGORY = "category"  # what a send to a person is, for their gates (processor.gates)
     SHARD = "shard"  # which of the due scan's shards finds it (core.shards)
     LEASE = LEASE

@@ -30,6 +30,7 @@ from core.documents.write import DELETE, UNSET, Unset
 from core.errors import DocumentError
 from core.models import CHANNEL_ID
 from core.named_batch import Landed, NamedBatch
+from core.platform import SLACK
 from core.queues import Queue
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
@@ -80,6 +81,7 @@ class Note:
     text: str
     at: datetime
     user: str | None = None  # a note never posts to a person
+    platform: str = SLACK
 
 
 def parse(doc_id: str, data: Doc) -> Note:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.slack import OUTCOMES, Outcome, SlackTransport
+from core.platform import Outcome
+from core.slack import OUTCOMES, SlackTransport
 from emulator.slack_standin import Fault
 
 

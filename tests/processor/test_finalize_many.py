@@ -4,7 +4,7 @@ meantime still fences its own late result without costing the others theirs."""
 from __future__ import annotations
 
 from core.models import message_delivery_id
-from core.slack import Outcome, PostResult
+from core.platform import Outcome, PostResult
 from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
 from processor.abc import Claim

@@ -19,7 +19,7 @@ from datetime import timedelta
 import pytest
 
 from core.models import message_delivery_id
-from core.slack import Outcome
+from core.platform import Outcome
 from core.store import MESSAGES
 from emulator.slack_standin import Fault, SlackStandIn
 from messages.kind import MESSAGE_KIND

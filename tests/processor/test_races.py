@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from core.slack import Outcome, PostResult
+from core.platform import Outcome, PostResult
 from core.store import MESSAGES
 from messages.kind import MESSAGE_KIND
 from processor.abc import Claim

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from core.models import message_delivery_id
-from core.slack import Outcome, PostResult
+from core.platform import Outcome, PostResult
 from core.store import MESSAGES
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND

@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import date, timedelta
 
 from core.models import rotation_delivery_id
-from core.slack import Outcome
+from core.platform import Outcome
 from core.store import ROTATIONS
 from processor.abc import Claim
 from processor.claim import claim_occurrence
