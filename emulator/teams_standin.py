@@ -26,6 +26,14 @@ Inspection and control (in-process):
   calls(operation=None, conversation=None) -> how many authenticated calls came in
   ("send", "update", "create_conversation"), whatever the answer; token_grants();
   reset() (no activities, calls, tokens; conversations kept).
+- Inbound (emulator/teams_delivery.py): openid_metadata_url (TEAMS_OPENID_METADATA_URL) names
+  jwks_url; current_kid, rotate_keys() (a new kid; the old leaves the key set);
+  sign(activity, *, audience=app id, service_url=activity's, expired=False, kid=None) -> JWT;
+  deliver(target_url, activity, **sign options) -> Delivered(status, body);
+  install_activity(id) / remove_activity(id) -> [installationUpdate, conversationUpdate];
+  invoke_action(activity_id, verb, data, user) -> an `adaptiveCard/action` invoke;
+  install(id, target_url) / remove(id, target_url): move the roster and deliver those.
+- env(): the TEAMS_* settings pointing the processor here (TEAMS_CA_BUNDLE = ca_path).
 """
 
 from __future__ import annotations
@@ -35,21 +43,21 @@ import json
 import shutil
 import signal
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any
 
 from core import logs
 from core.clock import Clock, SystemClock
 from emulator.service import Service
-from emulator.teams_connector import Activities, RecordedActivity, check_activity
+from emulator.teams_connector import Activities, RecordedActivity
+from emulator.teams_connector_api import ConnectorApi
 from emulator.teams_conversations import (
     DEFAULT_TENANT,
     Conversation,
     Rosters,
     personal_conversation_id,
 )
+from emulator.teams_delivery import BOT_NAME, BotDeliveries
 from emulator.teams_http import (
     BackgroundServer,
     Reply,
@@ -58,12 +66,12 @@ from emulator.teams_http import (
     error_reply,
     json_reply,
 )
+from emulator.teams_signer import SigningKeys
 from emulator.teams_tls import Certificates, make_certificates
 from emulator.teams_tokens import BOT_SCOPE, TokenIssuer
 
 DEFAULT_APP_ID = "00000000-0000-0000-0000-0000000a11ce"
 DEFAULT_APP_PASSWORD = "standin-secret"  # noqa: S105  # the stand-in's own test secret
-BOT_NAME = "scheduler-bot"
 CONNECTOR_PREFIX = "/teams"
 
 
@@ -73,7 +81,7 @@ class _Call:
     conversation: str | None
 
 
-class TeamsStandIn(Service):
+class TeamsStandIn(BotDeliveries, Service):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -94,7 +102,18 @@ class TeamsStandIn(Service):
         self._tokens = TokenIssuer(app_id, app_password)
         self._rosters = Rosters()
         self._activities = Activities()
+        self._connector_api = ConnectorApi(
+            self._rosters,
+            self._activities,
+            self._clock,
+            app_id,
+            BOT_NAME,
+            tenant_id,
+            lambda: self.service_url,
+        )
         self._calls: list[_Call] = []
+        # The wall clock, not `clock`: the bot's JWT validator (PyJWT) checks exp/nbf by it.
+        self._keys = SigningKeys(SystemClock())
         self._http: BackgroundServer | None = None
         self._https: BackgroundServer | None = None
         self._certificates: Certificates | None = None
@@ -176,8 +195,18 @@ class TeamsStandIn(Service):
             "TEAMS_APP_PASSWORD": self._tokens.app_password,
             "TEAMS_TENANT_ID": self.tenant_id,
             "TEAMS_TOKEN_URL": self.token_url(),
+            "TEAMS_OPENID_METADATA_URL": self.openid_metadata_url,
             "TEAMS_CA_BUNDLE": self.ca_path,
         }
+
+    @property
+    def openid_metadata_url(self) -> str:
+        """TEAMS_OPENID_METADATA_URL: Bot Framework's OpenID document, naming the JWKS."""
+        return f"{self.base_url}/v1/.well-known/openidconfiguration"
+
+    @property
+    def jwks_url(self) -> str:
+        return f"{self.base_url}/v1/.well-known/keys"
 
     def _running(self, server: BackgroundServer | None) -> BackgroundServer:
         if server is None:
@@ -308,11 +337,19 @@ class TeamsStandIn(Service):
     def _handle(self, request: Request) -> Reply:
         if request.path.startswith(CONNECTOR_PREFIX + "/v3/"):
             return self._connector(request)
+        if request.method == "GET" and request.path == "/v1/.well-known/openidconfiguration":
+            with self._lock:
+                self._calls.append(_Call("openid", None))
+                return json_reply(self._keys.openid_configuration(self.jwks_url))
+        if request.method == "GET" and request.path == "/v1/.well-known/keys":
+            with self._lock:
+                self._calls.append(_Call("keys", None))
+                return json_reply(self._keys.jwks())
         return error_reply(404, "NotFound", f"no {request.method} {request.path}")
 
     def _connector(self, request: Request) -> Reply:
         parts = request.path.removeprefix(CONNECTOR_PREFIX + "/v3/").split("/")
-        route = self._connector_route(request.method, parts)
+        route = self._connector_api.route(request.method, parts)
         if route is None:
             return error_reply(404, "NotFound", f"no {request.method} {request.path}")
         operation, conversation_id, action = route
@@ -331,64 +368,6 @@ class TeamsStandIn(Service):
                 return action(body)
         except ServiceError as error:
             return error.reply()
-
-    def _connector_route(
-        self, method: str, parts: list[str]
-    ) -> tuple[str, str | None, Callable[[Any], Reply]] | None:
-        if method == "POST" and parts == ["conversations"]:
-            return "create_conversation", None, self._create_conversation
-        if len(parts) >= 3 and parts[0] == "conversations" and parts[2] == "activities":
-            conversation_id = parts[1]
-            if method == "POST" and len(parts) == 3:
-                return "send", conversation_id, lambda body: self._send(conversation_id, body)
-            if method == "PUT" and len(parts) == 4:
-                activity_id = parts[3]
-                return (
-                    "update",
-                    conversation_id,
-                    lambda body: self._update(conversation_id, activity_id, body),
-                )
-        return None
-
-    def _bot_account(self) -> dict[str, Any]:
-        return {"id": f"28:{self.app_id}", "name": BOT_NAME}
-
-    def _send(self, conversation_id: str, body: Any) -> Reply:
-        conversation = self._rosters.postable(conversation_id)
-        activity = check_activity(body)
-        recorded = self._activities.record(
-            conversation, activity, self._clock.now(), self._bot_account(), self.app_id
-        )
-        return json_reply({"id": recorded.id}, 201)
-
-    def _update(self, conversation_id: str, activity_id: str, body: Any) -> Reply:
-        conversation = self._rosters.postable(conversation_id)
-        activity = check_activity(body)
-        updated = self._activities.update(conversation, activity_id, activity, self._clock.now())
-        return json_reply({"id": updated.id})
-
-    def _create_conversation(self, body: Any) -> Reply:
-        """Only what a proactive DM needs: one member, not a group (personal)."""
-        if not isinstance(body, dict):
-            raise ServiceError(400, "BadArgument", "The request body must be a JSON object.")
-        members = body.get("members")
-        if not isinstance(members, list) or len(members) != 1 or not isinstance(members[0], dict):
-            raise ServiceError(400, "BadArgument", "members must hold exactly one member.")
-        if body.get("isGroup"):
-            raise ServiceError(400, "BadArgument", "Only personal conversations can be created.")
-        user_id = members[0].get("id")
-        if not isinstance(user_id, str) or not user_id.startswith("29:"):
-            raise ServiceError(400, "BadArgument", "members[0].id must be a user id (29:…).")
-        tenant = body.get("tenantId") or (body.get("channelData") or {}).get("tenant", {}).get("id")
-        conversation_id = personal_conversation_id(user_id, tenant or self.tenant_id)
-        conversation = self._rosters.get(conversation_id)
-        if conversation is None:
-            # Teams opens a personal chat only with someone who has the app.
-            raise ServiceError(
-                403, "BotNotInConversationRoster", "The bot is not installed for this user."
-            )
-        self._rosters.postable(conversation_id)
-        return json_reply({"id": conversation_id, "serviceUrl": self.service_url}, 201)
 
 
 # -- process ---------------------------------------------------------------------------------
