@@ -13,7 +13,7 @@ POST /_control/rosters           {"conversation", "installed"?, "blocked"?}
 POST /_control/grants            {"conversation", "permission", "granted"?: true}
 POST /_control/faults            a Fault as JSON, e.g. {"kind": "server_error", "status": 504,
                                  "after_record": true}
-POST /_control/rate_limits       {"windows": [[7, 1], [8, 2]] | null}
+POST /_control/rate_limits       {"windows": [[7, 1], [8, 2]] | null, "tenant"?: [[50, 1]]}
 POST /_control/pagination        {"short_pages": true}
 POST /_control/messages          add_message's arguments -> {"id"}
 POST /_control/rotate_keys       -> {"kid"}
@@ -87,10 +87,17 @@ def _grant(standin: TeamsStandIn, spec: dict[str, Any]) -> Any:
 
 
 def _rate_limits(standin: TeamsStandIn, spec: dict[str, Any]) -> Any:
-    _only(spec, {"windows"})
-    windows = spec["windows"]
-    standin.set_rate_limit(None if windows is None else [tuple(w) for w in windows])
+    _only(spec, {"windows"}, {"tenant"})
+    standin.set_rate_limit(_windows(spec["windows"]), _windows(spec.get("tenant")))
     return {"ok": True}
+
+
+def _windows(value: Any) -> list[tuple[int, float]] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ValueError("windows must be a list of [calls, per_seconds] or null")
+    return [(w[0], w[1]) if isinstance(w, list) and len(w) == 2 else w for w in value]
 
 
 def _pagination(standin: TeamsStandIn, spec: dict[str, Any]) -> Any:

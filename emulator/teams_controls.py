@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ from emulator.teams_connector import ADAPTIVE_CARD, Activities, RecordedActivity
 from emulator.teams_conversations import Conversation, Rosters, personal_conversation_id
 from emulator.teams_faults import Fault, Faults
 from emulator.teams_graph import Graph, graph_chat_id
-from emulator.teams_rate_limits import TEAMS_LIMITS, ConversationLimits
+from emulator.teams_rate_limits import TEAMS_LIMITS, TENANT_LIMITS, RateLimits, Windows
 from emulator.teams_tokens import BOT_SCOPE, TokenIssuer
 
 
@@ -37,7 +36,7 @@ class StandInControls:
     _rosters: Rosters
     _activities: Activities
     _faults: Faults
-    _limits: ConversationLimits
+    _limits: RateLimits
     _graph: Graph
     _calls: list[Call]
 
@@ -171,11 +170,12 @@ class StandInControls:
         with self._lock:
             self._faults.clear()
 
-    def set_rate_limit(self, windows: Sequence[tuple[int, float]] | None) -> None:
-        """Per conversation windows of (calls, per_seconds) on the stand-in's clock; None: no
-        limit. The default is Teams' own (emulator/teams_rate_limits.TEAMS_LIMITS)."""
+    def set_rate_limit(self, windows: Windows | None, tenant: Windows | None = None) -> None:
+        """Windows of (calls, per_seconds) on the stand-in's clock, per conversation and per
+        tenant; None: no limit. The default is Teams' own (emulator/teams_rate_limits.py:
+        TEAMS_LIMITS per conversation, TENANT_LIMITS per tenant)."""
         with self._lock:
-            self._limits.set(windows)
+            self._limits.set(windows, tenant)
 
     # -- inspection ------------------------------------------------------------------------
 
@@ -225,5 +225,5 @@ class StandInControls:
             self._activities.clear()
             self._calls.clear()
             self._faults.clear()
-            self._limits.set(TEAMS_LIMITS)
+            self._limits.set(TEAMS_LIMITS, TENANT_LIMITS)
             self._graph.clear()

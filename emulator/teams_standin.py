@@ -34,6 +34,7 @@ import shlex
 import shutil
 import signal
 import threading
+from datetime import datetime
 from types import FrameType
 
 from core import logs
@@ -55,7 +56,7 @@ from emulator.teams_http import (
     error_reply,
     json_reply,
 )
-from emulator.teams_rate_limits import ConversationLimits
+from emulator.teams_rate_limits import RateLimits
 from emulator.teams_signer import SigningKeys
 from emulator.teams_tls import Certificates, make_certificates
 from emulator.teams_tokens import BOT_SCOPE, GRAPH_SCOPE, TokenIssuer
@@ -97,7 +98,7 @@ class TeamsStandIn(StandInControls, BotDeliveries, Service):
         )
         self._calls: list[Call] = []
         self._faults = Faults()
-        self._limits = ConversationLimits()
+        self._limits = RateLimits()
         self._graph = Graph(self._rosters, self._activities, app_id, lambda: self.base_url)
         # The wall clock, not `clock`: the bot's JWT validator (PyJWT) checks exp/nbf by it.
         self._keys = SigningKeys(SystemClock())
@@ -245,7 +246,7 @@ class TeamsStandIn(StandInControls, BotDeliveries, Service):
                     401, "Unauthorized", "Authorization has been denied for this request."
                 )
             self._calls.append(Call(operation, conversation_id))
-            wait = None if conversation_id is None else self._limits.admit(conversation_id, now)
+            wait = None if conversation_id is None else self._admit(conversation_id, now)
             if wait is not None:
                 return error_reply(
                     429, "TooManyRequests", "Too many requests.", (("Retry-After", str(wait)),)
@@ -263,6 +264,11 @@ class TeamsStandIn(StandInControls, BotDeliveries, Service):
         except ServiceError as error:
             answer = error.reply()
         return answer if fault is None else after_record(fault, answer)
+
+    def _admit(self, conversation_id: str, now: datetime) -> int | None:
+        known = self._rosters.get(conversation_id)
+        tenant = self.tenant_id if known is None else known.tenant_id
+        return self._limits.admit(conversation_id, tenant, now)
 
     def _graph_read(self, request: Request) -> Reply:
         if request.method != "GET":

@@ -259,3 +259,17 @@ def test_create_conversation_with_someone_without_the_app_is_403(teams):
 
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "BotNotInConversationRoster"
+
+
+def test_a_message_over_100_kb_in_utf16_is_413_message_size_too_big(teams):
+    # 60,000 ASCII characters are 60 KB in UTF-8 but 120 KB in UTF-16, which Teams counts.
+    fits = {"type": "message", "text": "a" * 40_000}
+    too_big = {"type": "message", "text": "a" * 60_000}
+
+    small = raw(teams, "POST", f"v3/conversations/{CHANNEL}/activities", fits)
+    big = raw(teams, "POST", f"v3/conversations/{CHANNEL}/activities", too_big)
+
+    assert small.status_code == 201
+    assert big.status_code == 413
+    assert big.json()["error"]["code"] == "MessageSizeTooBig"
+    assert len(teams.activities()) == 1

@@ -231,3 +231,25 @@ def test_no_rate_limit_when_set_to_none(teams):
 def test_rate_limits_refuse_nonsense():
     with TeamsStandIn() as teams, pytest.raises(ValueError):
         teams.set_rate_limit([(0, 1)])
+
+
+def test_the_tenant_allows_50_a_second_across_conversations(teams, clock):
+    conversations = [teams.channel(f"19:c{n:03d}@thread.tacv2").id for n in range(8)]
+    for n in range(50):
+        send(teams, MessageActivityInput().with_text(f"m{n}"), conversations[n % 8])
+
+    response = refused(teams, OTHER)  # a conversation with nothing sent yet
+    clock.advance(timedelta(seconds=1))
+    send_card(teams, "d-1", OTHER)
+
+    assert (response.status_code, response.headers["Retry-After"]) == (429, "1")
+    assert len(teams.activities()) == 51
+
+
+def test_set_rate_limit_sets_the_tenant_windows_too(teams):
+    teams.set_rate_limit(None, tenant=[(2, 60)])
+
+    send_card(teams, "d-1", CHANNEL)
+    send_card(teams, "d-2", OTHER)
+
+    assert refused(teams, CHANNEL).headers["Retry-After"] == "60"
