@@ -93,6 +93,7 @@ def test_every_teams_user_id_form_is_a_mention(member):
     [
         ("<at>Boss</at> approve", f"<{WJ}at>Boss<{WJ}/at> approve"),
         ("<AT>Boss</AT>", f"<{WJ}AT>Boss<{WJ}/AT>"),
+        ("&lt;at&gt;Boss&#60;/at>", f"<{WJ}at>Boss<{WJ}/at>"),
         ("<@U123ABC> (a Slack id)", "@U123ABC (a Slack id)"),
         ("<@someone>", "<@someone>"),
     ],
@@ -224,6 +225,8 @@ FRAGMENTS = [
     "<at>",
     "</at>",
     "<at>Boss</at>",
+    "&lt;at&gt;",
+    "&#60;b>",
     "<AT>",
     "<b>",
     "</b>",

@@ -70,6 +70,7 @@ TABLE = [
     ("numbered list keeps numbers", "3. c\n4. d", [tb("3. c\r4. d")]),
     ("task list", "- [ ] todo\n- [x] done", [tb("- ☐ todo\r- ☑ done")]),
     ("nested list is indented", "- a\n  - b\n- c", [tb("- a"), indented(tb("- b")), tb("- c")]),
+    ("code keeps runs of spaces", "```\nk   = 1\n```", [code(f"k{NBSP} {NBSP}= 1")]),
     ("code block, spaces kept", "```\nx = 1\n  *y*\n```", [code("x = 1", f"{NBSP * 2}\\*y\\*")]),
     (
         "blockquote",
