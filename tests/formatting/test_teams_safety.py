@@ -289,3 +289,25 @@ def test_only_text_without_a_letter_or_digit_can_render_to_nothing(source):
     message = convert(source, allow_broadcast=True)
     if message is None:
         assert not any(char.isalnum() for char in source)
+
+
+# Long sources: a short source repeated as paragraphs, up to Slack's 40,000 characters.
+LONG_SOURCES = st.builds(
+    lambda piece, times: ((piece or "w") + "\n\n") * times,
+    SOURCES,
+    st.integers(min_value=1, max_value=1500),
+).filter(lambda source: len(source) <= 40_000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LONG_SOURCES)
+@example("\n\n".join("p " + "x" * 998 for _ in range(23)))  # just under the limit
+@example("<@29:1a|Ann> " * 3000)  # one entity, many mentions of it
+def test_a_long_message_fits_teams_whole_or_is_refused_up_front(source):
+    try:
+        message = to_teams(source)
+    except DocumentError as error:
+        assert error.code in ("empty_text", "message_too_long"), error
+        return
+    assert activity_size(message) <= ACTIVITY_LIMIT - 4 * 1024
+    assert len(message.mentions) == len({json.dumps(m, sort_keys=True) for m in message.mentions})
