@@ -29,8 +29,9 @@ _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _BROADCAST_WORD = re.compile(r"(?<!\w)@(team|channel|here|everyone)\b", re.IGNORECASE)
 # Always escaped: the subset's emphasis, link brackets and the escape itself.
 _ALWAYS = re.compile(r"([\\*\[\]`])")
-# `_` opens or closes emphasis unless it sits between two letters or digits.
-_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# A run of `_` opens or closes emphasis unless it sits between two letters or digits
+# (`snake_case`, `my__init__func` stay as typed).
+_UNDERSCORE_RUN = re.compile(r"_+")
 # What starts a list item at the start of a line: `-` or a number and a dot.
 _LINE_START = re.compile(r"^(\s*)(?:(-)|(\d+)\.)(?=\s|$)", re.MULTILINE)
 
@@ -54,8 +55,17 @@ def inert(text: str, *, allow_broadcast: bool) -> str:
 
 def markdown_text(text: str, *, allow_broadcast: bool) -> str:
     """User text as a TextBlock must receive it: shown exactly as typed."""
-    escaped = _UNDERSCORE.sub(r"\\_", _ALWAYS.sub(r"\\\1", text))
+    escaped = _UNDERSCORE_RUN.sub(_escape_run, _ALWAYS.sub(r"\\\1", text))
     return inert(escaped, allow_broadcast=allow_broadcast)
+
+
+def _escape_run(found: re.Match[str]) -> str:
+    return found.group(0) if _inside_word(found) else "\\_" * len(found.group(0))
+
+
+def _inside_word(found: re.Match[str]) -> bool:
+    text, start, end = found.string, found.start(), found.end()
+    return start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
 
 
 def escape_line_starts(text: str) -> str:
@@ -72,7 +82,8 @@ def _escape_marker(found: re.Match[str]) -> str:
 def mention_text(name: str) -> str:
     """A name as it may stand between `<at>` and `</at>`: no tag, no markup to read (the
     characters that could be are spaces), on one line."""
-    name = _UNDERSCORE.sub(" ", re.sub(r"[<>*\[\]`~\\|\s]", " ", name))
+    name = re.sub(r"[<>*\[\]`~\\|\s]", " ", name)
+    name = _UNDERSCORE_RUN.sub(lambda run: run.group(0) if _inside_word(run) else " ", name)
     return " ".join(name.split())
 
 

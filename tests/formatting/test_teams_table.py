@@ -88,6 +88,7 @@ TABLE = [
     ("escaped star stays a star", "2 \\* 3", [tb("2 \\* 3")]),
     ("brackets stay brackets", "\\[draft\\]", [tb("\\[draft\\]")]),
     ("snake_case stays", "snake_case_name", [tb("snake_case_name")]),
+    ("underscores inside a word stay", "my__init__func", [tb("my__init__func")]),
     ("a number and a dot stay text", "2024\\. was good", [tb("2024\\. was good")]),
     ("HTML is inert", "<b>x</b>", [tb(f"<{WJ}b>x<{WJ}/b>")]),
     ("typed <at> is no mention", "<at>Boss</at>", [tb(f"<{WJ}at>Boss<{WJ}/at>")]),
