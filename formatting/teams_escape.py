@@ -27,11 +27,12 @@ JOINER = "\u2060"
 # `<` then what starts a tag, a closing tag, a comment or a declaration.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _BROADCAST_WORD = re.compile(r"(?<!\w)@(team|channel|here|everyone)\b", re.IGNORECASE)
-# Always escaped: the subset's emphasis, link brackets and the escape itself.
-_ALWAYS = re.compile(r"([\\*\[\]`])")
-# A run of `_` opens or closes emphasis unless it sits between two letters or digits
-# (`snake_case`, `my__init__func` stay as typed).
-_UNDERSCORE_RUN = re.compile(r"_+")
+# Always escaped: link brackets, code ticks and the escape itself.
+_ALWAYS = re.compile(r"([\\\[\]`])")
+# A run of `*` or `_` can open or close emphasis, unless spaces stand on both sides of it
+# (`2 * 3`), or, for `_`, letters or digits do (`snake_case`, `my__init__func`): those
+# stay as typed, without backslashes a client might show.
+_EMPHASIS_RUN = re.compile(r"\*+|_+")
 # What starts a list item at the start of a line: `-` or a number and a dot.
 _LINE_START = re.compile(r"^(\s*)(?:(-)|(\d+)\.)(?=\s|$)", re.MULTILINE)
 
@@ -55,17 +56,23 @@ def inert(text: str, *, allow_broadcast: bool) -> str:
 
 def markdown_text(text: str, *, allow_broadcast: bool) -> str:
     """User text as a TextBlock must receive it: shown exactly as typed."""
-    escaped = _UNDERSCORE_RUN.sub(_escape_run, _ALWAYS.sub(r"\\\1", text))
+    escaped = _EMPHASIS_RUN.sub(_escape_run, _ALWAYS.sub(r"\\\1", text))
     return inert(escaped, allow_broadcast=allow_broadcast)
 
 
 def _escape_run(found: re.Match[str]) -> str:
-    return found.group(0) if _inside_word(found) else "\\_" * len(found.group(0))
+    run = found.group(0)
+    return run if _inert_run(found) else "".join("\\" + char for char in run)
 
 
-def _inside_word(found: re.Match[str]) -> bool:
+def _inert_run(found: re.Match[str]) -> bool:
     text, start, end = found.string, found.start(), found.end()
-    return start > 0 and end < len(text) and text[start - 1].isalnum() and text[end].isalnum()
+    if start == 0 or end == len(text):
+        return False  # what is outside this text is not known here
+    before, after = text[start - 1], text[end]
+    if before in " \t" and after in " \t":
+        return True
+    return found.group(0)[0] == "_" and before.isalnum() and after.isalnum()
 
 
 def escape_line_starts(text: str) -> str:
@@ -83,7 +90,7 @@ def mention_text(name: str) -> str:
     """A name as it may stand between `<at>` and `</at>`: no tag, no markup to read (the
     characters that could be are spaces), on one line."""
     name = re.sub(r"[<>*\[\]`~\\|\s]", " ", name)
-    name = _UNDERSCORE_RUN.sub(lambda run: run.group(0) if _inside_word(run) else " ", name)
+    name = _EMPHASIS_RUN.sub(lambda run: run.group(0) if _inert_run(run) else " ", name)
     return " ".join(name.split())
 
 
