@@ -27,6 +27,7 @@ JOINER = "\u2060"
 # `<` then what starts a tag, a closing tag, a comment or a declaration.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _BROADCAST_WORD = re.compile(r"(?<!\w)@(team|channel|here|everyone)\b", re.IGNORECASE)
+_BARE_AT = re.compile(r"(?<!\w)@$")
 # Always escaped: link brackets, code ticks and the escape itself.
 _ALWAYS = re.compile(r"([\\\[\]`])")
 # A run of `*` or `_` can open or close emphasis, unless spaces stand on both sides of it
@@ -49,9 +50,22 @@ _MENTION = re.compile(
 def inert(text: str, *, allow_broadcast: bool) -> str:
     """Text with no tag and no broadcast word left in it (the plain-text fallback)."""
     text = _TAG_START.sub("<" + JOINER, text)
-    if allow_broadcast:
-        return text
+    return text if allow_broadcast else neutralise_broadcasts(text)
+
+
+def neutralise_broadcasts(text: str) -> str:
     return _BROADCAST_WORD.sub(lambda m: "@" + JOINER + m.group(1), text)
+
+
+def joined(head: str, tail: str, *, allow_broadcast: bool) -> str:
+    """`head + tail` where each is already inert: what ends `head` never starts a tag or a
+    broadcast word with what begins `tail` (`<` then a Slack date's text `at>`, `@` then
+    `here`)."""
+    if head.endswith("<") and _TAG_START.match("<" + tail[:1]):
+        return head + JOINER + tail
+    if not allow_broadcast and _BARE_AT.search(head) and _BROADCAST_WORD.match("@" + tail):
+        return head + JOINER + tail
+    return head + tail
 
 
 def markdown_text(text: str, *, allow_broadcast: bool) -> str:
@@ -91,7 +105,7 @@ def mention_text(name: str) -> str:
     characters that could be are spaces), on one line."""
     name = re.sub(r"[<>*\[\]`~\\|\s]", " ", name)
     name = _EMPHASIS_RUN.sub(lambda run: run.group(0) if _inert_run(run) else " ", name)
-    return " ".join(name.split())
+    return neutralise_broadcasts(" ".join(name.split()))
 
 
 def match_mention(source: str, pos: int) -> re.Match[str] | None:

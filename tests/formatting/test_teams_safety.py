@@ -94,6 +94,8 @@ def test_every_teams_user_id_form_is_a_mention(member):
         ("<at>Boss</at> approve", f"<{WJ}at>Boss<{WJ}/at> approve"),
         ("<AT>Boss</AT>", f"<{WJ}AT>Boss<{WJ}/AT>"),
         ("&lt;at&gt;Boss&#60;/at>", f"<{WJ}at>Boss<{WJ}/at>"),
+        # `<` and `at>` from two tokens (text, a Slack date's fallback) never meet as a tag.
+        ("<<!date^1^{d}|at>>", f"<{WJ}at>"),
         ("<@U123ABC> (a Slack id)", "@U123ABC (a Slack id)"),
         ("<@someone>", "<@someone>"),
     ],
@@ -136,6 +138,12 @@ def test_html_is_inert_in_the_card_and_in_the_fallback(source, shown, fallback):
 )
 def test_broadcast_words_are_neutralised(source, shown):
     assert to_teams(source).card["body"][0]["text"] == shown
+
+
+def test_a_tag_or_broadcast_split_by_markup_does_not_form_in_the_fallback():
+    message = to_teams("<*at*>Boss<*/at*> @<!date^1^{d}|here>")
+    assert message.card["body"][0]["text"] == f"<*at*>Boss<*/at*> @{WJ}here"
+    assert message.text == f"<{WJ}at>Boss<{WJ}/at> @{WJ}here"
 
 
 def test_broadcast_words_pass_when_the_message_allows_them_but_never_as_a_mention():
@@ -225,6 +233,9 @@ FRAGMENTS = [
     "<at>",
     "</at>",
     "<at>Boss</at>",
+    "<*at*>",
+    "<!date^1^{d}|at>",
+    "<!date^1^{d}|here>",
     "&lt;at&gt;",
     "&#60;b>",
     "<AT>",
