@@ -42,8 +42,12 @@ class Mentions:
     entities: list[dict[str, Any]] = field(default_factory=list)
 
     def at(self, user_id: str, name: str) -> str:
-        """`<at>name</at>`, with its entity added once."""
+        """`<at>name</at>`, with its entity added once. Teams pairs a tag with the entity of
+        the same text, so two people shown by one name are told apart by their ids."""
         shown = mention_text(name) or mention_text(user_id) or "?"
+        taken = {e["text"] for e in self.entities if e["mentioned"]["id"] != user_id}
+        if f"<at>{shown}</at>" in taken:
+            shown = f"{shown} ({mention_text(user_id)})"
         text = f"<at>{shown}</at>"
         entity = {"type": "mention", "text": text, "mentioned": {"id": user_id, "name": shown}}
         if entity not in self.entities:

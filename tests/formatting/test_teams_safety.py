@@ -69,6 +69,17 @@ def test_a_mention_name_carries_no_tag_and_no_markup():
     assert message.mentions[0]["mentioned"] == {"id": "29:1a", "name": "Ann Lee x"}
 
 
+def test_two_people_shown_by_one_name_are_two_distinct_mentions():
+    message = to_teams("<@29:1a|Ann> and <@29:2b|Ann>, then <@29:1a|Ann>")
+    assert message.card["body"][0]["text"] == (
+        "<at>Ann</at> and <at>Ann (29:2b)</at>, then <at>Ann</at>"
+    )
+    assert [(e["text"], e["mentioned"]["id"]) for e in message.mentions] == [
+        ("<at>Ann</at>", "29:1a"),
+        ("<at>Ann (29:2b)</at>", "29:2b"),
+    ]
+
+
 @pytest.mark.parametrize(
     "member",
     [
@@ -245,6 +256,7 @@ FRAGMENTS = [
     "<?x",
     "<@29:1abc>",
     "<@29:1abc|Ann>",
+    "<@29:2def|Ann>",
     "<@29:9zz|<at>>",
     "<@U123ABC>",
     "<#C1|ops>",
@@ -291,6 +303,8 @@ def test_no_tag_no_foreign_mention_and_no_broadcast_reaches_teams(source):
         # A person is mentioned only where the source names them as a Teams mention.
         assert f"<@{entity['mentioned']['id']}" in source
     assert message.card.get("msteams", {}).get("entities", []) == message.mentions
+    # Teams pairs each <at> tag with the entity of the same text: one text, one person.
+    assert len({entity["text"] for entity in message.mentions}) == len(message.mentions)
     json.dumps(message.card)  # plain JSON, as the transport sends it
 
 
