@@ -20,6 +20,7 @@ The plain-text fallback holds the same content without markup or mentions.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -52,6 +53,7 @@ _PLAIN_BULLETS = ("•", "◦", "▪")
 _INDENT = "12px"
 _NBSP = "\u00a0"
 _RULE = "─" * 10
+_SPACE_RUN = re.compile(r" {2,}")
 _ALIGN: dict[str, Any] = {"left": "Left", "center": "Center", "right": "Right"}
 
 
@@ -195,10 +197,15 @@ def _code(lines: list[str], ctx: Inline) -> Rendered:
 
 
 def _code_line(line: str, ctx: Inline) -> str:
-    """A line of code shown as typed: markup escaped, leading spaces kept."""
+    """A line of code shown as typed: markup escaped, spaces kept. Renderers collapse runs
+    of spaces, so leading ones are no-break spaces and inner runs alternate no-break and
+    plain spaces (the width is kept and a long line can still wrap)."""
     stripped = line.lstrip(" ")
     lead = _NBSP * (len(line) - len(stripped))
     text = escape_line_starts(markdown_text(stripped, allow_broadcast=ctx.allow_broadcast))
+    text = _SPACE_RUN.sub(
+        lambda run: ((_NBSP + " ") * len(run.group(0)))[: len(run.group(0))], text
+    )
     return (lead + text) or _NBSP
 
 

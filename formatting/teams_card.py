@@ -33,7 +33,7 @@ TRANSPORT_ROOM = 4 * 1024
 # The version of what `to_teams` makes of a source: bump it with any change of its output
 # (tests/formatting/test_teams_golden.py ties each version to its golden file), as
 # formatting.slack_text.RENDER_VERSION is for Slack.
-TEAMS_RENDER_VERSION = 1
+TEAMS_RENDER_VERSION = 2
 
 
 def to_teams(source: str, *, allow_broadcast: bool = False) -> TeamsMessage:

@@ -27,10 +27,13 @@ JOINER = "\u2060"
 # `<` then what starts a tag, a closing tag, a comment or a declaration.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _BROADCAST_WORD = re.compile(r"(?<!\w)@(team|channel|here|everyone)\b", re.IGNORECASE)
-# Always escaped: the subset's emphasis, link brackets and the escape itself.
-_ALWAYS = re.compile(r"([\\*\[\]`])")
-# `_` opens or closes emphasis unless it sits between two letters or digits.
-_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_BARE_AT = re.compile(r"(?<!\w)@$")
+# Always escaped: link brackets, code ticks and the escape itself.
+_ALWAYS = re.compile(r"([\\\[\]`])")
+# A run of `*` or `_` can open or close emphasis, unless spaces stand on both sides of it
+# (`2 * 3`), or, for `_`, letters or digits do (`snake_case`, `my__init__func`): those
+# stay as typed, without backslashes a client might show.
+_EMPHASIS_RUN = re.compile(r"\*+|_+")
 # What starts a list item at the start of a line: `-` or a number and a dot.
 _LINE_START = re.compile(r"^(\s*)(?:(-)|(\d+)\.)(?=\s|$)", re.MULTILINE)
 
@@ -47,15 +50,43 @@ _MENTION = re.compile(
 def inert(text: str, *, allow_broadcast: bool) -> str:
     """Text with no tag and no broadcast word left in it (the plain-text fallback)."""
     text = _TAG_START.sub("<" + JOINER, text)
-    if allow_broadcast:
-        return text
+    return text if allow_broadcast else neutralise_broadcasts(text)
+
+
+def neutralise_broadcasts(text: str) -> str:
     return _BROADCAST_WORD.sub(lambda m: "@" + JOINER + m.group(1), text)
+
+
+def joined(head: str, tail: str, *, allow_broadcast: bool) -> str:
+    """`head + tail` where each is already inert: what ends `head` never starts a tag or a
+    broadcast word with what begins `tail` (`<` then a Slack date's text `at>`, `@` then
+    `here`)."""
+    if head.endswith("<") and _TAG_START.match("<" + tail[:1]):
+        return head + JOINER + tail
+    if not allow_broadcast and _BARE_AT.search(head) and _BROADCAST_WORD.match("@" + tail):
+        return head + JOINER + tail
+    return head + tail
 
 
 def markdown_text(text: str, *, allow_broadcast: bool) -> str:
     """User text as a TextBlock must receive it: shown exactly as typed."""
-    escaped = _UNDERSCORE.sub(r"\\_", _ALWAYS.sub(r"\\\1", text))
+    escaped = _EMPHASIS_RUN.sub(_escape_run, _ALWAYS.sub(r"\\\1", text))
     return inert(escaped, allow_broadcast=allow_broadcast)
+
+
+def _escape_run(found: re.Match[str]) -> str:
+    run = found.group(0)
+    return run if _inert_run(found) else "".join("\\" + char for char in run)
+
+
+def _inert_run(found: re.Match[str]) -> bool:
+    text, start, end = found.string, found.start(), found.end()
+    if start == 0 or end == len(text):
+        return False  # what is outside this text is not known here
+    before, after = text[start - 1], text[end]
+    if before in " \t" and after in " \t":
+        return True
+    return found.group(0)[0] == "_" and before.isalnum() and after.isalnum()
 
 
 def escape_line_starts(text: str) -> str:
@@ -72,8 +103,9 @@ def _escape_marker(found: re.Match[str]) -> str:
 def mention_text(name: str) -> str:
     """A name as it may stand between `<at>` and `</at>`: no tag, no markup to read (the
     characters that could be are spaces), on one line."""
-    name = _UNDERSCORE.sub(" ", re.sub(r"[<>*\[\]`~\\|\s]", " ", name))
-    return " ".join(name.split())
+    name = re.sub(r"[<>*\[\]`~\\|\s]", " ", name)
+    name = _EMPHASIS_RUN.sub(lambda run: run.group(0) if _inert_run(run) else " ", name)
+    return neutralise_broadcasts(" ".join(name.split()))
 
 
 def match_mention(source: str, pos: int) -> re.Match[str] | None:

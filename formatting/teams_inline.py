@@ -10,6 +10,7 @@ fallback text, a link); a Teams mention (`<@29:…>`) becomes `<at>Name</at>` an
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from formatting.escape import safe_url
 from formatting.teams_escape import (
     escape_line_starts,
     inert,
+    joined,
     markdown_text,
     match_mention,
     mention_name,
@@ -40,8 +42,12 @@ class Mentions:
     entities: list[dict[str, Any]] = field(default_factory=list)
 
     def at(self, user_id: str, name: str) -> str:
-        """`<at>name</at>`, with its entity added once."""
+        """`<at>name</at>`, with its entity added once. Teams pairs a tag with the entity of
+        the same text, so two people shown by one name are told apart by their ids."""
         shown = mention_text(name) or mention_text(user_id) or "?"
+        taken = {e["text"] for e in self.entities if e["mentioned"]["id"] != user_id}
+        if f"<at>{shown}</at>" in taken:
+            shown = f"{shown} ({mention_text(user_id)})"
         text = f"<at>{shown}</at>"
         entity = {"type": "mention", "text": text, "mentioned": {"id": user_id, "name": shown}}
         if entity not in self.entities:
@@ -56,13 +62,16 @@ class Inline:
 
 
 def render_inline(node: SyntaxTreeNode, ctx: Inline) -> str:
-    """The TextBlock Markdown of an `inline` node."""
+    """The TextBlock Markdown of an `inline` node. Each piece is inert; where two meet, a tag
+    or a broadcast word could still form (`<` then `at>`, `@` then `here`): joins are
+    guarded (formatting.teams_escape.joined)."""
     return escape_line_starts(_join(node.children, ctx))
 
 
 def plain_inline(node: SyntaxTreeNode, ctx: Inline) -> str:
-    """The visible text of an `inline` node, without markup (the fallback, table widths)."""
-    return "".join(_plain(child, ctx) for child in node.children)
+    """The visible text of an `inline` node, without markup or tags (the fallback)."""
+    shown = "".join(_plain(child, ctx) for child in node.children)
+    return inert(shown, allow_broadcast=ctx.allow_broadcast)
 
 
 def _markdown(node: SyntaxTreeNode, ctx: Inline) -> str:
@@ -93,7 +102,8 @@ def _join(nodes: list[SyntaxTreeNode], ctx: Inline) -> str:
             before = pieces[index - 1][-1:] if index else ""
             after = pieces[index + 1][:1] if index + 1 < len(pieces) else ""
             pieces[index] = _flanking(pieces[index], marker, before, after)
-    return "".join(pieces)
+    join = functools.partial(joined, allow_broadcast=ctx.allow_broadcast)
+    return functools.reduce(join, pieces, "")
 
 
 def _flanking(run: str, marker: str, before: str, after: str) -> str:

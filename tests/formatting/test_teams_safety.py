@@ -69,6 +69,17 @@ def test_a_mention_name_carries_no_tag_and_no_markup():
     assert message.mentions[0]["mentioned"] == {"id": "29:1a", "name": "Ann Lee x"}
 
 
+def test_two_people_shown_by_one_name_are_two_distinct_mentions():
+    message = to_teams("<@29:1a|Ann> and <@29:2b|Ann>, then <@29:1a|Ann>")
+    assert message.card["body"][0]["text"] == (
+        "<at>Ann</at> and <at>Ann (29:2b)</at>, then <at>Ann</at>"
+    )
+    assert [(e["text"], e["mentioned"]["id"]) for e in message.mentions] == [
+        ("<at>Ann</at>", "29:1a"),
+        ("<at>Ann (29:2b)</at>", "29:2b"),
+    ]
+
+
 @pytest.mark.parametrize(
     "member",
     [
@@ -93,6 +104,9 @@ def test_every_teams_user_id_form_is_a_mention(member):
     [
         ("<at>Boss</at> approve", f"<{WJ}at>Boss<{WJ}/at> approve"),
         ("<AT>Boss</AT>", f"<{WJ}AT>Boss<{WJ}/AT>"),
+        ("&lt;at&gt;Boss&#60;/at>", f"<{WJ}at>Boss<{WJ}/at>"),
+        # `<` and `at>` from two tokens (text, a Slack date's fallback) never meet as a tag.
+        ("<<!date^1^{d}|at>>", f"<{WJ}at>"),
         ("<@U123ABC> (a Slack id)", "@U123ABC (a Slack id)"),
         ("<@someone>", "<@someone>"),
     ],
@@ -135,6 +149,12 @@ def test_html_is_inert_in_the_card_and_in_the_fallback(source, shown, fallback):
 )
 def test_broadcast_words_are_neutralised(source, shown):
     assert to_teams(source).card["body"][0]["text"] == shown
+
+
+def test_a_tag_or_broadcast_split_by_markup_does_not_form_in_the_fallback():
+    message = to_teams("<*at*>Boss<*/at*> @<!date^1^{d}|here>")
+    assert message.card["body"][0]["text"] == f"<*at*>Boss<*/at*> @{WJ}here"
+    assert message.text == f"<{WJ}at>Boss<{WJ}/at> @{WJ}here"
 
 
 def test_broadcast_words_pass_when_the_message_allows_them_but_never_as_a_mention():
@@ -224,6 +244,11 @@ FRAGMENTS = [
     "<at>",
     "</at>",
     "<at>Boss</at>",
+    "<*at*>",
+    "<!date^1^{d}|at>",
+    "<!date^1^{d}|here>",
+    "&lt;at&gt;",
+    "&#60;b>",
     "<AT>",
     "<b>",
     "</b>",
@@ -231,6 +256,7 @@ FRAGMENTS = [
     "<?x",
     "<@29:1abc>",
     "<@29:1abc|Ann>",
+    "<@29:2def|Ann>",
     "<@29:9zz|<at>>",
     "<@U123ABC>",
     "<#C1|ops>",
@@ -277,6 +303,8 @@ def test_no_tag_no_foreign_mention_and_no_broadcast_reaches_teams(source):
         # A person is mentioned only where the source names them as a Teams mention.
         assert f"<@{entity['mentioned']['id']}" in source
     assert message.card.get("msteams", {}).get("entities", []) == message.mentions
+    # Teams pairs each <at> tag with the entity of the same text: one text, one person.
+    assert len({entity["text"] for entity in message.mentions}) == len(message.mentions)
     json.dumps(message.card)  # plain JSON, as the transport sends it
 
 
@@ -286,3 +314,25 @@ def test_only_text_without_a_letter_or_digit_can_render_to_nothing(source):
     message = convert(source, allow_broadcast=True)
     if message is None:
         assert not any(char.isalnum() for char in source)
+
+
+# Long sources: a short source repeated as paragraphs, up to Slack's 40,000 characters.
+LONG_SOURCES = st.builds(
+    lambda piece, times: ((piece or "w") + "\n\n") * times,
+    SOURCES,
+    st.integers(min_value=1, max_value=1500),
+).filter(lambda source: len(source) <= 40_000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(LONG_SOURCES)
+@example("\n\n".join("p " + "x" * 998 for _ in range(23)))  # just under the limit
+@example("<@29:1a|Ann> " * 3000)  # one entity, many mentions of it
+def test_a_long_message_fits_teams_whole_or_is_refused_up_front(source):
+    try:
+        message = to_teams(source)
+    except DocumentError as error:
+        assert error.code in ("empty_text", "message_too_long"), error
+        return
+    assert activity_size(message) <= ACTIVITY_LIMIT - 4 * 1024
+    assert len(message.mentions) == len({json.dumps(m, sort_keys=True) for m in message.mentions})
