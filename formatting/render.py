@@ -9,10 +9,10 @@ from typing import Any
 
 from core.actions import Action
 from core.documents.deliveries import PinnedPost
-from core.errors import DocumentError
 from core.platform import TEAMS
 from formatting import buttons
 from formatting.slack_text import SlackMessage, to_slack
+from formatting.teams_buttons import teams_answered, with_teams_actions
 from formatting.teams_card import to_teams
 from formatting.teams_message import TeamsMessage
 
@@ -29,9 +29,7 @@ def render(platform: str, source: str, *, allow_broadcast: bool = False) -> Rend
 def with_actions(rendered: Rendered, delivery_id: str, actions: tuple[Action, ...]) -> Rendered:
     """`rendered` with one button per action, each valued for `delivery_id`."""
     if isinstance(rendered, TeamsMessage):
-        if not actions:
-            return rendered
-        raise DocumentError("teams_buttons_unavailable", "buttons on Teams are not built yet")
+        return with_teams_actions(rendered, delivery_id, actions)
     return buttons.with_actions(rendered, delivery_id, actions)
 
 
@@ -45,7 +43,7 @@ def answered(
 ) -> Rendered:
     """The post as updated after clicks (formatting.buttons.answered, its Teams twin)."""
     if isinstance(rendered, TeamsMessage):
-        raise DocumentError("teams_buttons_unavailable", "buttons on Teams are not built yet")
+        return teams_answered(rendered, delivery_id, actions, answers, closed=closed)
     return buttons.answered(rendered, delivery_id, actions, answers, closed=closed)
 
 
