@@ -185,11 +185,11 @@ def _place(parsed: _Membership, conversation_id: str) -> Place:
     if not tenant:
         raise _field("conversation.tenantId", "is required (or channelData.tenant.id)")
     kind = conversation.conversation_type
-    if kind is not ConversationType.CHANNEL:
-        person = parsed.from_.name if parsed.from_ is not None else None
-        fallback = "Group chat" if kind is ConversationType.GROUP_CHAT else "Personal chat"
-        name = conversation.name or (person if kind is ConversationType.PERSONAL else None)
-        return Place(parsed.service_url, tenant, kind, name or fallback)
+    if kind is ConversationType.GROUP_CHAT:
+        name = conversation.name or f"Group chat ({conversation_id})"
+        return Place(parsed.service_url, tenant, kind, name)
+    if kind is ConversationType.PERSONAL:
+        return Place(parsed.service_url, tenant, kind, _person_name(parsed.from_))
     if data.team is None:
         raise _field("channelData.team", "is required for a channel conversation")
     channel = data.channel.name if data.channel is not None else None
@@ -203,6 +203,13 @@ def _place(parsed: _Membership, conversation_id: str) -> Place:
         aad_group_id=data.team.aad_group_id,
         channel_id=conversation_id,
     )
+
+
+def _person_name(person: _Account | None) -> str:
+    """A personal chat is listed by the person's name (Teams sends it as `from.name`)."""
+    if person is None:
+        return "Personal chat"
+    return person.name or f"Personal chat ({person.id})"
 
 
 def _validated(model: type[_Part], body: dict[str, Any]) -> Any:
