@@ -41,6 +41,7 @@ class _Part(BaseModel):
 class _Account(_Part):
     id: Text = Field(min_length=1)
     name: Text | None = None
+    aad_object_id: Text | None = Field(default=None, alias="aadObjectId")
 
 
 class _Conversation(_Part):
@@ -189,7 +190,18 @@ def _place(parsed: _Membership, conversation_id: str) -> Place:
         name = conversation.name or f"Group chat ({conversation_id})"
         return Place(parsed.service_url, tenant, kind, name)
     if kind is ConversationType.PERSONAL:
-        return Place(parsed.service_url, tenant, kind, _person_name(parsed.from_))
+        if parsed.from_ is None:
+            raise _field("from", "is required in a personal conversation (the person)")
+        person = parsed.from_
+        name = person.name or f"Personal chat ({person.id})"
+        return Place(
+            parsed.service_url,
+            tenant,
+            kind,
+            name,
+            user_id=person.id,
+            user_aad_id=person.aad_object_id,
+        )
     if data.team is None:
         raise _field("channelData.team", "is required for a channel conversation")
     channel = data.channel.name if data.channel is not None else None
@@ -203,13 +215,6 @@ def _place(parsed: _Membership, conversation_id: str) -> Place:
         aad_group_id=data.team.aad_group_id,
         channel_id=conversation_id,
     )
-
-
-def _person_name(person: _Account | None) -> str:
-    """A personal chat is listed by the person's name (Teams sends it as `from.name`)."""
-    if person is None:
-        return "Personal chat"
-    return person.name or f"Personal chat ({person.id})"
 
 
 def _validated(model: type[_Part], body: dict[str, Any]) -> Any:

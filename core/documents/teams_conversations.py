@@ -37,6 +37,8 @@ class TeamsConversationField(enum.StrEnum):
     TEAM_ID = "team_id"  # channels: the team's Bot Framework id (`19:…@thread.tacv2`)
     AAD_GROUP_ID = "aad_group_id"  # channels: the team's Entra group id (Graph's team id)
     CHANNEL_ID = "channel_id"  # channels: Graph's channel id (the conversation id)
+    USER_ID = "user_id"  # personal: the person's Teams user id (`29:…`; ours)
+    USER_AAD_ID = "user_aad_id"  # personal: the person's Entra object id, when sent (ours)
     STATUS = "status"  # a ConversationStatus
     INSTALLED_AT = "installed_at"  # when the current install was first seen
     REMOVED_AT = "removed_at"  # while removed: when
@@ -66,6 +68,8 @@ class Place:
     team_id: str | None = None
     aad_group_id: str | None = None
     channel_id: str | None = None
+    user_id: str | None = None
+    user_aad_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class TeamsConversation:
                 team_id=_optional_text(data, F.TEAM_ID),
                 aad_group_id=_optional_text(data, F.AAD_GROUP_ID),
                 channel_id=_optional_text(data, F.CHANNEL_ID),
+                user_id=_optional_text(data, F.USER_ID),
+                user_aad_id=_optional_text(data, F.USER_AAD_ID),
             )
             status = ConversationStatus(data.get(F.STATUS, ""))
         except (TypeError, ValueError):
@@ -120,6 +126,8 @@ class ConversationWrite(Write):
     team_id: str | Unset = UNSET
     aad_group_id: str | Unset = UNSET
     channel_id: str | Unset = UNSET
+    user_id: str | Unset = UNSET
+    user_aad_id: str | Unset = UNSET
     status: ConversationStatus | Unset = UNSET
     installed_at: datetime | Unset = UNSET
     removed_at: datetime | Delete | Unset = UNSET
@@ -231,7 +239,7 @@ def _place_fields(place: Place) -> dict[str, Any]:
         "conversation_type": place.conversation_type,
         "name": place.name,
     }
-    for name in ("team_id", "aad_group_id", "channel_id"):
+    for name in ("team_id", "aad_group_id", "channel_id", "user_id", "user_aad_id"):
         value = getattr(place, name)
         if value is not None:
             fields[name] = value

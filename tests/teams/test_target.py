@@ -145,6 +145,7 @@ def test_a_personal_install_is_stored(teams, standin, db):
             "tenant_id": TENANT,
             "conversation_type": "personal",
             "name": f"Personal chat ({PERSON})",
+            "user_id": PERSON,
             "status": "installed",
             "installed_at": T0,
             "activity_at": T0,
@@ -153,13 +154,19 @@ def test_a_personal_install_is_stored(teams, standin, db):
     }
 
 
-def test_a_personal_install_is_named_after_the_person(teams, standin, db):
-    activity = standin.install_activity(personal_chat(standin))[0]
-    activity["from"]["name"] = "Ana Lima"
+def test_a_personal_install_is_named_after_the_person_and_keeps_their_ids(teams, standin, db):
+    chat = standin.personal("29:1bo", user_aad_id="0b0b0b0b-0000-4000-8000-000000000b0b").id
+    activity = standin.install_activity(chat)[0]
+    activity["from"]["name"] = "Bo Berg"
 
     send(teams, standin, activity)
 
-    assert stored(db)[personal_chat(standin)]["name"] == "Ana Lima"
+    conversation = stored(db)[chat]
+    assert conversation["name"] == "Bo Berg"
+    assert (conversation["user_id"], conversation["user_aad_id"]) == (
+        "29:1bo",
+        "0b0b0b0b-0000-4000-8000-000000000b0b",
+    )
 
 
 def test_the_bot_added_by_a_conversation_update_alone_is_an_install(teams, standin, db):
