@@ -209,7 +209,7 @@ def _apply(
     another writer came in between."""
     ref = db.collection(TEAMS_CONVERSATIONS).document(ident)
     for _ in range(_WRITE_TRIES):
-        snap = ref.get()
+        snap = ref.get()  # pragma: SYNCPOINT teams_conversation
         stored = snap.to_dict() if snap.exists else None
         last = None if stored is None else stored.get(TeamsConversationField.ACTIVITY_AT)
         if at is not None and isinstance(last, datetime) and at < last:
@@ -220,7 +220,7 @@ def _apply(
         batch = db.batch()
         write_as_read(batch, ref, document, snap.update_time if snap.exists else None)
         try:
-            batch.commit()
+            batch.commit()  # pragma: SYNCPOINT teams_conversation
         except (AlreadyExists, FailedPrecondition):
             continue
         return True
