@@ -4,10 +4,16 @@ is built and signed by the Teams stand-in, as Teams would send it."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import socket
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.fixtures.clock import T0
@@ -376,3 +382,67 @@ def test_a_get_is_refused_in_json(teams, standin):
 
     assert (anonymous.status_code, anonymous.get_json()["error"]) == (401, "unauthorized")
     assert (signed.status_code, signed.headers["Allow"]) == (405, "POST")
+
+
+def test_an_unknown_key_is_refused_after_the_key_set_is_fetched_again(
+    teams, standin, db, monkeypatch
+):
+    monkeypatch.setattr("core.teams_auth.KEY_REFRESH_COOLDOWN_SECONDS", 0)
+    assert install(teams, standin, personal_chat(standin)) == [200, 200]
+    activity = channel_install(standin)
+
+    answer = post(teams, activity, standin.sign(activity, kid="not-a-published-key"))
+
+    assert answer.status_code == 401
+    assert "unknown key" in answer.get_json()["message"]
+    assert CHANNEL not in stored(db)
+
+
+def test_keys_that_cannot_be_read_refuse_the_activity_and_are_read_again_next_time(
+    teams, standin, db, monkeypatch
+):
+    # The metadata URL answers nothing at first (no server on its port), then the document.
+    port = free_port()
+    monkeypatch.setenv("TEAMS_OPENID_METADATA_URL", f"http://127.0.0.1:{port}/metadata")
+    activity = channel_install(standin)
+
+    refused = send(teams, standin, activity)
+
+    assert refused.status_code == 401
+    assert "signing keys unavailable" in refused.get_json()["message"]
+    assert stored(db) == {}
+    with serving(port, json.dumps(httpx.get(standin.openid_metadata_url).json()).encode()):
+        assert send(teams, standin, activity).status_code == 200
+    assert stored(db)[CHANNEL]["status"] == "installed"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(port: int, body: bytes) -> Iterator[None]:
+    """A server on `port` answering `body` (JSON) to every GET."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
