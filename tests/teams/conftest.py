@@ -14,7 +14,7 @@ from core.clock import FixedClock
 from core.teams_auth import forget_validators
 from emulator.teams_standin import TeamsStandIn
 from tests.fixtures.runtime import MAIN, make_runtime
-from tests.fixtures.teams import APP_ID, add_conversations
+from tests.fixtures.teams_inbound import APP_ID, add_conversations
 
 
 @pytest.fixture(scope="session")

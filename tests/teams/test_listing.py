@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
-from tests.fixtures.teams import CHANNEL, PERSON, TEAM, install, personal_chat, remove
+from tests.fixtures.teams_inbound import CHANNEL, PERSON, TEAM, install, personal_chat, remove
 
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 INCIDENTS = "19:incidents@thread.tacv2"

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from tests.fixtures.clock import T0
-from tests.fixtures.teams import CHANNEL, post, stored
+from tests.fixtures.teams_inbound import CHANNEL, post, stored
 from tests.support.interleave import orchestrate
 
 

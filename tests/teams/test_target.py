@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.fixtures.clock import T0
-from tests.fixtures.teams import (
+from tests.fixtures.teams_inbound import (
     AAD_GROUP,
     BOT,
     CHANNEL,
