@@ -95,11 +95,17 @@ class InboundValidator:
 
     def _current(self) -> TokenValidator:
         """The SDK's validator over the key set the metadata document names, built on first
-        use and again once the document is a day old."""
+        use and again once the document is a day old (the one in hand is kept while the
+        document cannot be read again)."""
         with self._lock:
             now = self._clock()
             if self._validator is None or now - self._read_at >= METADATA_LIFETIME_SECONDS:
-                jwks_uri = _jwks_uri(self._metadata_url)
+                try:
+                    jwks_uri = _jwks_uri(self._metadata_url)
+                except KeySetUnavailable:
+                    if self._validator is None:
+                        raise
+                    return self._validator
                 options = JwtValidationOptions(
                     valid_issuers=[BOT_FRAMEWORK_ISSUER],
                     valid_audiences=[self._app_id],

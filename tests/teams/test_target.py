@@ -4,12 +4,7 @@ is built and signed by the Teams stand-in, as Teams would send it."""
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
-import socket
-import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -24,11 +19,13 @@ from tests.fixtures.teams_inbound import (
     PERSON,
     TEAM,
     foreign_issuer_token,
+    free_port,
     install,
     personal_chat,
     post,
     remove,
     send,
+    serving,
     stored,
 )
 
@@ -414,35 +411,3 @@ def test_keys_that_cannot_be_read_refuse_the_activity_and_are_read_again_next_ti
     with serving(port, json.dumps(httpx.get(standin.openid_metadata_url).json()).encode()):
         assert send(teams, standin, activity).status_code == 200
     assert stored(db)[CHANNEL]["status"] == "installed"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(port: int, body: bytes) -> Iterator[None]:
-    """A server on `port` answering `body` (JSON) to every GET."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
