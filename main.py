@@ -13,6 +13,7 @@ from composer.routes import handle_api
 from core.http import internal_error, refused_by_framework, respond
 from interactions.target import handle_interactions
 from targets.deliver import handle_deliver
+from targets.teams import handle_teams
 from targets.tick import handle_tick
 
 
@@ -32,6 +33,12 @@ def api(request: flask.Request) -> flask.Response:
 def interactions(request: flask.Request) -> flask.Response:
     # Slack's clicks: authenticated by Slack's signature, not by bearer tokens.
     return handle_interactions(request)
+
+
+@functions_framework.http
+def teams(request: flask.Request) -> flask.Response:
+    # Microsoft Teams' activities: authenticated by Bot Framework's JWT, not bearer tokens.
+    return handle_teams(request)
 
 
 @functions_framework.http

@@ -287,6 +287,23 @@ class CategoryList(BaseModel):
     categories: list[Category]
 
 
+class InstalledConversation(BaseModel):
+    """A Microsoft Teams conversation the bot is installed in (`teams_conversations/{id}`):
+    its id is what a message's `teams_conversation` names."""
+
+    id: StrictStr
+    name: StrictStr
+    conversation_type: Literal["channel", "groupChat", "personal"]
+    tenant_id: StrictStr
+    installed_at: Timestamp | None = None
+
+
+class TeamsConversationList(BaseModel):
+    """`GET /teams/conversations`: the installed conversations, by name (at most 1,000)."""
+
+    conversations: list[InstalledConversation]
+
+
 class Preferences(BaseModel):
     """`GET`/`PUT /preferences/{user}`: what the person opted out of, and every category
     they could choose from."""

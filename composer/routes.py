@@ -27,6 +27,7 @@ from composer.answers import (
     RotationDayPage,
     RotationPage,
     RotationTurns,
+    TeamsConversationList,
 )
 from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -47,6 +48,7 @@ from composer.preferences import get_preferences, list_categories, put_preferenc
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
+from composer.teams_conversations import list_teams_conversations
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
 from core.documents.responses import ResponseField
@@ -154,6 +156,10 @@ def _preview_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer
 
 def _list_categories(request: flask.Request, rt: Runtime) -> Answer:
     return list_categories(rt.db), 200
+
+
+def _list_teams_conversations(request: flask.Request, rt: Runtime) -> Answer:
+    return list_teams_conversations(rt.db), 200
 
 
 def _get_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
@@ -308,6 +314,13 @@ ROUTES: tuple[Route, ...] = (
         body=EventBody,
         also=(200,),
         errors=(400, 503),
+    ),
+    Route(
+        "GET",
+        "/teams/conversations",
+        _list_teams_conversations,
+        "List the Microsoft Teams conversations the bot is installed in",
+        TeamsConversationList,
     ),
     Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
 )

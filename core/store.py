@@ -29,6 +29,8 @@ RESPONSES = "responses"
 PEOPLE = "people"
 # Slack interactivity: signatures taken within the 5-minute window (replay refusal).
 INTERACTION_SIGNATURES = "interaction_signatures"
+# Microsoft Teams: the conversations our bot is installed in (core.documents.teams_conversations).
+TEAMS_CONVERSATIONS = "teams_conversations"
 
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.

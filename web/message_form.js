@@ -18,6 +18,9 @@ const OTHER_KIND = {
 // Stored fields the form does not show: an edit keeps them, so the preview includes them.
 const KEPT = ["exdates", "working_days", "on_non_working_day", "expires_at",
   "misfire_grace_seconds", "on_ambiguous"];
+// Where a message goes: each is its body field (exactly one is sent).
+const TEAMS_KINDS = { channel: "channel", groupChat: "group chat", personal: "personal chat" };
+const DESTINATIONS = ["channel", "user", "teams_conversation"];
 const ZONES = ["UTC", ...Intl.supportedValuesOf("timeZone").filter((zone) => zone !== "UTC")];
 
 // Builds the composer into `container`; `onSaved()` runs after each create or edit.
@@ -30,7 +33,8 @@ export function mountMessageForm(container, onSaved) {
   const input = (name) => ui.form.elements[name];
   const value = (name) => input(name).value.trim();
   const kind = () => (ui.form.querySelector('[name="kind"]:checked')?.value ?? "once");
-  // Send to a channel, or to a person (`user`: a direct message).
+  // Send to a channel, to a person (`user`: a direct message), or to a Microsoft Teams
+  // conversation the app is installed in (`teams_conversation`).
   const to = () => (ui.form.querySelector('[name="to"]:checked')?.value ?? "channel");
 
   function showKind() {
@@ -38,6 +42,28 @@ export function mountMessageForm(container, onSaved) {
     ui.repeat.hidden = kind() !== "repeat";
     ui.toChannel.hidden = to() !== "channel";
     ui.toUser.hidden = to() !== "user";
+    ui.toTeams.hidden = to() !== "teams_conversation";
+  }
+
+  // The Teams conversations the app is installed in, by name (GET /teams/conversations).
+  async function fillTeams() {
+    const chosen = input("teams_conversation").value;
+    const answer = await api("GET", "/teams/conversations");
+    const found = answer.status === 200 ? answer.data.conversations : [];
+    const options = found.map((c) =>
+      el("option", { value: c.id }, `${c.name} (${TEAMS_KINDS[c.conversation_type] ?? "chat"})`));
+    const none = found.length ? "Choose a conversation" : "The app is installed in none yet";
+    input("teams_conversation").replaceChildren(el("option", { value: "" }, none), ...options);
+    chooseTeams(chosen);
+  }
+
+  // A stored conversation the list lacks (the app removed since) stays visible and chosen.
+  function chooseTeams(id) {
+    const select = input("teams_conversation");
+    if (id && ![...select.options].some((option) => option.value === id)) {
+      select.append(el("option", { value: id }, `${id} (not installed)`));
+    }
+    select.value = id ?? "";
   }
 
   async function fillCategories() {
@@ -83,8 +109,8 @@ export function mountMessageForm(container, onSaved) {
       if (!same(name, record[name], wanted)) edit[name] = wanted;
     }
     for (const name of OTHER_KIND[kind()]) if (record[name] != null) edit[name] = null;
-    const other = to() === "user" ? "channel" : "user";
-    for (const name of [other, "category"]) {
+    const others = DESTINATIONS.filter((name) => name !== to());
+    for (const name of [...others, "category"]) {
       if (record[name] != null && !(name in body)) edit[name] = null;
     }
     return edit;
@@ -194,7 +220,8 @@ export function mountMessageForm(container, onSaved) {
     const zone = record.timezone ?? "UTC";
     input("channel").value = record.channel ?? "";
     input("user").value = record.user ?? "";
-    const recipient = record.user ? "user" : "channel";
+    chooseTeams(record.teams_conversation);
+    const recipient = DESTINATIONS.find((name) => record[name] != null) ?? "channel";
     ui.form.querySelector(`[name="to"][value="${recipient}"]`).checked = true;
     chooseCategory(record.category);
     input("text").value = record.text ?? "";
@@ -215,6 +242,7 @@ export function mountMessageForm(container, onSaved) {
     state.record = null;
     ui.form.reset();
     chooseCategory("");
+    chooseTeams("");
     input("timezone").value = viewerZone();
     ui.heading.textContent = "Schedule a message";
     ui.submit.textContent = "Schedule";
@@ -235,6 +263,7 @@ export function mountMessageForm(container, onSaved) {
   });
   reset();
   fillCategories();
+  fillTeams();
   return { edit };
 }
 
@@ -278,6 +307,10 @@ function build() {
   const toUser = field("Person",
     text("m-user", "user", { autocomplete: "off", spellcheck: "false" }),
     "Slack user id, e.g. U0123ABCD: sent as a direct message from the bot");
+  const toTeams = field("Teams conversation",
+    el("select", { id: "m-teams-conversation", name: "teams_conversation" },
+      el("option", { value: "" }, "Loading…")),
+    "A Microsoft Teams channel or chat the app is installed in");
   const submit = el("button", { type: "submit", class: "primary" }, "Schedule");
   const stop = el("button", { type: "button", hidden: true }, "Stop editing");
   const status = el("div", { class: "notice", hidden: true });
@@ -285,8 +318,9 @@ function build() {
     el("fieldset", {},
       el("legend", {}, "Send to"),
       el("div", { role: "radiogroup", "aria-label": "Send to" },
-        radio("channel", "A channel", true, "to"), radio("user", "A person", false, "to")),
-      toChannel, toUser),
+        radio("channel", "A channel", true, "to"), radio("user", "A person", false, "to"),
+        radio("teams_conversation", "Microsoft Teams", false, "to")),
+      toChannel, toUser, toTeams),
     field("Message", el("textarea", { id: "m-text", name: "text", rows: "6" }),
       "Markdown: **bold**, _italics_, ~~strike~~, [links](https://…), `code`, lists, <@U123>"),
     field("Category", el("select", { id: "m-category", name: "category" },
@@ -315,6 +349,6 @@ function build() {
     el("h4", {}, "Next occurrences"), occurrences);
   const root = el("div", { class: "composer" },
     el("div", {}, heading, status, form), aside);
-  return { root, form, heading, submit, stop, status, once, repeat, toChannel, toUser,
+  return { root, form, heading, submit, stop, status, once, repeat, toChannel, toUser, toTeams,
     previewStatus, rendered, occurrences };
 }

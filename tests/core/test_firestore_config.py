@@ -31,7 +31,15 @@ def _client_sdk_request(
 
 
 @pytest.mark.parametrize(
-    "collection", ["scheduled_messages", "deliveries", "rotations", "channel_pacing", "events"]
+    "collection",
+    [
+        "scheduled_messages",
+        "deliveries",
+        "rotations",
+        "channel_pacing",
+        "events",
+        "teams_conversations",
+    ],
 )
 def test_client_sdks_can_neither_read_nor_write(firestore_host, project, db, collection):
     doc_id = seed_message(db) if collection == "scheduled_messages" else "x"
@@ -127,3 +135,13 @@ def test_the_pending_answers_query_has_its_composite_index():
         if index["collectionGroup"] == "responses"
     ]
     assert [("pending_update", "ASCENDING"), ("answered_at", "ASCENDING")] in fields
+
+
+def test_the_teams_conversations_listing_has_its_composite_index():
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [(f["fieldPath"], f["order"]) for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == "teams_conversations"
+    ]
+    assert [("status", "ASCENDING"), ("name", "ASCENDING")] in fields
