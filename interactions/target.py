@@ -35,7 +35,7 @@ from interactions.signature import refusal, replayed
 # Slack's 3 s, less the network both ways and the framework's own work.
 ANSWER_WITHIN_SECONDS = 2.0
 # The requests' work; a thread held by a slow call leaves the others free.
-_WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="interaction")
+WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="interaction")
 
 
 def handle_interactions(request: flask.Request) -> flask.Response:
@@ -57,7 +57,7 @@ def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
     reason = refusal(rt, body, headers)
     if reason is not None:
         return _refused(reason)
-    work = _WORKERS.submit(_decide, rt, body, headers)
+    work = WORKERS.submit(_decide, rt, body, headers)
     try:
         return work.result(timeout=ANSWER_WITHIN_SECONDS)
     except TimeoutError:

@@ -8,9 +8,9 @@ not an activity is a JSON 400 naming the field.
 - An install of our bot (`installationUpdate` `add`, or `conversationUpdate` with the bot
   in `membersAdded`) stores `teams_conversations/{conversation id}` as installed; a removal
   marks it `removed` (core.documents.teams_conversations). Answer: 200 `{}`.
-- `invoke` activities (`adaptiveCard/action`: a click on a card's Action.Execute) are not
-  handled yet: 501, nothing recorded, so Teams shows the person an error rather than a
-  success that recorded nothing. `handle_invoke` is the seam.
+- `invoke` activities (`adaptiveCard/action`: a click on a card's Action.Execute) are
+  answered within ANSWER_WITHIN_SECONDS by interactions.teams_action: 200 with the invoke
+  response (a message to the clicker); the card is updated off the request path.
 - Any other activity (a message to the bot, a reaction, ...): 200 `{}`, nothing stored.
 """
 
@@ -29,6 +29,7 @@ from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.teams_activity import INVOKE, Activity, activity, claimed_service_url, load, membership
 from core.teams_auth import inbound_validator
+from interactions.teams_action import answer_action
 
 Answer = tuple[dict[str, Any], int]
 
@@ -92,14 +93,8 @@ def handle_membership(rt: Runtime, received: Activity) -> Answer:
 
 
 def handle_invoke(rt: Runtime, received: Activity) -> Answer:
-    """Invoke activities (Adaptive Card actions): the seam for the buttons' handler."""
-    name = received.body.get("name")
-    logs.warning("teams invoke not handled", activity_type=received.type, name=str(name))
-    raise NotImplemented_("invoke activities are not handled yet")
-
-
-class NotImplemented_(HttpError):
-    status, code = 501, "not_implemented"
+    """An Adaptive Card action (or any other invoke): its invoke response, in time."""
+    return answer_action(rt, received.body), 200
 
 
 def _error(exc: HttpError) -> flask.Response:

@@ -122,7 +122,7 @@ def test_a_forged_click_is_refused_even_while_recordings_are_slow(
     monkeypatch.setattr("interactions.target.record_click", slow_record)
     monkeypatch.setattr(target, "ANSWER_WITHIN_SECONDS", 0.2)
     workers = ThreadPoolExecutor(max_workers=1)
-    monkeypatch.setattr(target, "_WORKERS", workers)
+    monkeypatch.setattr(target, "WORKERS", workers)
     assert click(clicks, post, "done", ALICE, T0).status_code == 200  # its work holds on
     forged = form_body(click_payload(buttons(post)["not-yet"], "U0MALLORY", post.channel, post.ts))
 
