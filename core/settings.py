@@ -112,8 +112,14 @@ class Settings:
                 f"LEASE_SECONDS={settings.lease_seconds} must be at least twice "
                 f"SLACK_TIMEOUT_SECONDS={settings.slack_timeout_seconds}"
             )
-        if not settings.slack_bot_token and settings.slack_api_url == REAL_SLACK_API:
-            raise SettingsError("SLACK_BOT_TOKEN is required to send to real Slack")
+        # A Teams-only deployment has no Slack token: Slack-addressed documents then fail
+        # with Slack's own `invalid_auth`, never silently.
+        real_slack = settings.slack_api_url == REAL_SLACK_API
+        if not settings.slack_bot_token and real_slack and not settings.teams_app_id:
+            raise SettingsError(
+                "SLACK_BOT_TOKEN is required to send to real Slack (or TEAMS_APP_ID, for a"
+                " deployment that sends to Teams only)"
+            )
         _check_sign_in(settings)
         return settings
 

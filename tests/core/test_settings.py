@@ -117,3 +117,11 @@ def test_development_takes_a_client_id_alone():
 def test_the_page_client_id_must_not_be_the_tick_audience():
     with pytest.raises(SettingsError, match="COMPOSER_CLIENT_ID must differ from TICK_AUDIENCE"):
         Settings.from_env({**LOCAL, "COMPOSER_CLIENT_ID": CLIENT, "TICK_AUDIENCE": CLIENT})
+
+
+def test_a_teams_only_deployment_needs_no_slack_token():
+    settings = Settings.from_env({"TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b07"})
+    assert (settings.slack_bot_token, settings.teams_app_id) == (
+        None,
+        "00000000-0000-0000-0000-00000000b07",
+    )
