@@ -60,6 +60,9 @@ class ConversationRef:
     conversation_type: str  # channel | groupChat | personal
     aad_group_id: str | None = None  # channels: Graph's team id
     channel_id: str | None = None  # channels: Graph's channel id
+    # Graph's id of the chat when it is not the conversation id (a personal chat's `a:…`
+    # id is the Bot Framework's own); None: the conversation id.
+    chat_id: str | None = None
     removed: bool = False
 
 
@@ -197,7 +200,7 @@ class TeamsTransport:
         if ref.conversation_type == CHANNEL:
             group, channel = ref.aad_group_id or "", ref.channel_id or conversation_id
             return teams_graph.channel_messages_url(base, group, channel)
-        return teams_graph.chat_messages_url(base, conversation_id, latest)
+        return teams_graph.chat_messages_url(base, ref.chat_id or conversation_id, latest)
 
     def _read(self, url: str, oldest: datetime, resumed: bool) -> HistoryPage | PostResult:
         token = self._tokens.get_app_token(GRAPH_SCOPE)
