@@ -16,6 +16,9 @@ Sources (read 2026-12-03):
   `{"contentType": "application/vnd.microsoft.card.adaptive", "content": {"type":
   "AdaptiveCard", "version", "body": [...], "actions": [...]}}`, every element an object with
   a `type`.
+- learn.microsoft.com/microsoftteams/platform/bots/how-to/format-your-bot-messages: a bot
+  message is at most about 100 KB, counted as UTF-16; beyond it 413 RequestEntityTooLarge
+  with the code `MessageSizeTooBig` (the stand-in counts the whole activity's JSON).
 - Teams channel message ids are the post's epoch milliseconds (Graph's chatMessage `id` is
   the same number), rising within a conversation.
 """
@@ -23,6 +26,7 @@ Sources (read 2026-12-03):
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +35,7 @@ from emulator.teams_conversations import Conversation
 from emulator.teams_http import ServiceError
 
 ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive"
+MAX_MESSAGE_BYTES = 100 * 1024  # UTF-16
 
 
 def iso_millis(instant: datetime) -> str:
@@ -95,6 +100,8 @@ def check_activity(activity: Any) -> dict[str, Any]:
         _check_attachment(index, attachment)
     if activity["type"] == "message" and not (activity.get("text") or attachments):
         raise _bad("Activity resulted in empty content.")
+    if len(json.dumps(activity, ensure_ascii=False).encode("utf-16-le")) > MAX_MESSAGE_BYTES:
+        raise ServiceError(413, "MessageSizeTooBig", "The message is over the size limit.")
     return activity
 
 

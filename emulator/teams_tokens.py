@@ -58,6 +58,15 @@ class TokenIssuer:
         self._issued.clear()
         self.grants = 0
 
+    def handle(self, request: Request, base_url: str, now: datetime) -> Reply:
+        """Entra's routes: an authority's OpenID document, and its token endpoint."""
+        parts = request.path.strip("/").split("/")
+        if request.method == "GET" and parts[1:] == ["v2.0", ".well-known", "openid-configuration"]:
+            return json_reply(self.openid_configuration(base_url, parts[0]))
+        if request.method == "POST" and parts[1:] == ["oauth2", "v2.0", "token"]:
+            return self.grant(request, now)
+        return _oauth_error(404, "invalid_request", 90002, f"No route {request.path}.")
+
     def openid_configuration(self, base_url: str, tenant: str) -> dict[str, Any]:
         authority = f"{base_url}/{tenant}"
         return {

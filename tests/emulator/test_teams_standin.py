@@ -10,21 +10,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-import msal
 import pytest
 import requests
-from microsoft_teams.api import Account, ApiClient
+from microsoft_teams.api import Account
 from microsoft_teams.api.activities.message import MessageActivityInput
 from microsoft_teams.api.clients.conversation import CreateConversationParams
-from microsoft_teams.cards import AdaptiveCard, Container, ExecuteAction, TextBlock
-from microsoft_teams.common import ClientOptions
 
 from core.clock import FixedClock
 from emulator.teams_standin import TeamsStandIn
 from emulator.teams_tokens import BOT_SCOPE, GRAPH_SCOPE
+from tests.fixtures.teams import CHANNEL, api, card, msal_app, send, update
 
 T0 = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
-CHANNEL = "19:general0001@thread.tacv2"
 
 
 @pytest.fixture
@@ -37,63 +34,6 @@ def teams(clock: FixedClock) -> Iterator[TeamsStandIn]:
     with TeamsStandIn(clock=clock) as running:
         running.channel(CHANNEL)
         yield running
-
-
-def msal_app(teams: TeamsStandIn, secret: str | None = None) -> msal.ConfidentialClientApplication:
-    session = requests.Session()
-    session.verify = teams.ca_path
-    session.trust_env = False  # this machine sets REQUESTS_CA_BUNDLE
-    return msal.ConfidentialClientApplication(
-        teams.app_id,
-        client_credential=secret or teams.env()["TEAMS_APP_PASSWORD"],
-        authority=teams.authority(),
-        instance_discovery=False,
-        http_client=session,
-    )
-
-
-class MsalTokens:
-    """The transport's token provider in miniature: MSAL behind get_app_token."""
-
-    def __init__(self, app: msal.ConfidentialClientApplication) -> None:
-        self.app = app
-
-    def get_app_token(self, scope: str, tenant_id: str | None) -> str:
-        result = self.app.acquire_token_for_client([scope])
-        return str(result["access_token"])
-
-
-def card(delivery_id: str, text: str = "Standup in 5") -> AdaptiveCard:
-    return AdaptiveCard(
-        body=[Container(id=delivery_id, items=[TextBlock(text=text, wrap=True)])],
-        actions=[ExecuteAction(title="Done", verb="done", data={"occurrence": delivery_id})],
-    )
-
-
-def send(teams: TeamsStandIn, activity: MessageActivityInput, conversation: str = CHANNEL) -> str:
-    async def go() -> str:
-        api = ApiClient(
-            teams.service_url,
-            ClientOptions(timeout=5),
-            token_provider=MsalTokens(msal_app(teams)),
-        )
-        sent = await api.conversations.create_activity(conversation, activity)
-        return str(sent.id)
-
-    return asyncio.run(go())
-
-
-def update(teams: TeamsStandIn, activity_id: str, activity: MessageActivityInput) -> str:
-    async def go() -> str:
-        api = ApiClient(
-            teams.service_url,
-            ClientOptions(timeout=5),
-            token_provider=MsalTokens(msal_app(teams)),
-        )
-        sent = await api.conversations.update_activity(CHANNEL, activity_id, activity)
-        return str(sent.id)
-
-    return asyncio.run(go())
 
 
 def raw(
@@ -299,10 +239,7 @@ def test_create_conversation_opens_the_same_personal_chat(teams):
     personal = teams.personal("29:1alex")
 
     async def go() -> str:
-        api = ApiClient(
-            teams.service_url, ClientOptions(timeout=5), token_provider=MsalTokens(msal_app(teams))
-        )
-        created = await api.conversations.create(
+        created = await api(teams).conversations.create(
             CreateConversationParams(
                 members=[Account(id="29:1alex", name="Alex")], tenant_id=teams.tenant_id
             )
@@ -322,3 +259,17 @@ def test_create_conversation_with_someone_without_the_app_is_403(teams):
 
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "BotNotInConversationRoster"
+
+
+def test_a_message_over_100_kb_in_utf16_is_413_message_size_too_big(teams):
+    # 60,000 ASCII characters are 60 KB in UTF-8 but 120 KB in UTF-16, which Teams counts.
+    fits = {"type": "message", "text": "a" * 40_000}
+    too_big = {"type": "message", "text": "a" * 60_000}
+
+    small = raw(teams, "POST", f"v3/conversations/{CHANNEL}/activities", fits)
+    big = raw(teams, "POST", f"v3/conversations/{CHANNEL}/activities", too_big)
+
+    assert small.status_code == 201
+    assert big.status_code == 413
+    assert big.json()["error"]["code"] == "MessageSizeTooBig"
+    assert len(teams.activities()) == 1
