@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -14,7 +14,8 @@ import pytest
 from core.clock import FixedClock
 from core.settings import Settings
 from core.slack import Outcome
-from core.teams import ConversationRef, TeamsTransport
+from core.teams import ConversationRef, TeamsTransport, wrapped_card
+from emulator.teams_faults import Fault
 from emulator.teams_standin import TeamsStandIn
 from formatting.teams_message import TeamsMessage
 
@@ -188,3 +189,302 @@ def test_an_unreachable_token_endpoint_is_retried_later(teams, refs, clock):
 
     assert (result.outcome, result.code) == (Outcome.RETRY_LATER, "token_unavailable")
     assert teams.calls() == 0
+
+
+# -- outcomes through the stand-in's faults ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "outcome"),
+    [
+        (412, "PreconditionFailed", Outcome.RETRY_LATER),
+        (403, "BotDisabledByAdmin", Outcome.FAILED),
+        (401, "BotNotRegistered", Outcome.FAILED),
+        (500, "ServiceError", Outcome.AMBIGUOUS),
+    ],
+)
+def test_an_error_teams_answers_before_recording_is_classified(
+    teams, transport, status, code, outcome
+):
+    teams.inject(Fault("error", status=status, code=code, times=1))
+
+    result = transport.post(CHANNEL, HELLO, "d1")
+
+    assert (result.outcome, result.code) == (outcome, code)
+    assert teams.activities() == []
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_gateway_error_before_the_record_is_ambiguous_and_not_retried(teams, transport, status):
+    teams.inject(Fault("server_error", status=status, times=1))
+
+    result = transport.post(CHANNEL, HELLO, "d1")
+
+    assert result.outcome is Outcome.AMBIGUOUS
+    assert teams.calls("send") == 1
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_gateway_error_after_the_record_is_ambiguous_with_one_message(teams, transport, status):
+    teams.inject(Fault("server_error", status=status, after_record=True, times=1))
+
+    result = transport.post(CHANNEL, HELLO, "d1")
+
+    assert result.outcome is Outcome.AMBIGUOUS
+    assert teams.delivery_ids() == ["d1"]
+    assert teams.calls("send") == 1
+
+
+def test_a_dropped_connection_after_the_record_is_ambiguous_and_never_reposted(teams, transport):
+    teams.inject(Fault("drop", after_record=True, times=1))
+
+    result = transport.post(CHANNEL, HELLO, "d1")
+
+    assert (result.outcome, result.code) == (Outcome.AMBIGUOUS, "connection_error")
+    # No retry below us (the SDK's httpx client, ours with retries=0): one call, one message.
+    assert teams.delivery_ids() == ["d1"]
+    assert teams.calls("send") == 1
+
+
+def test_a_dropped_connection_before_the_record_is_ambiguous_too(teams, transport):
+    teams.inject(Fault("drop", times=1))
+
+    result = transport.post(CHANNEL, HELLO, "d1")
+
+    assert result.outcome is Outcome.AMBIGUOUS  # we cannot tell it from a drop after
+    assert teams.activities() == []
+
+
+def test_a_timeout_after_the_record_is_ambiguous(teams, refs, clock):
+    fast = TeamsTransport(settings_for(teams), refs.get, timeout_seconds=0.5, clock=clock)
+    teams.inject(Fault("timeout", delay=2, after_record=True, times=1))
+
+    result = fast.post(CHANNEL, HELLO, "d1")
+
+    assert (result.outcome, result.code) == (Outcome.AMBIGUOUS, "timeout")
+    assert teams.delivery_ids() == ["d1"]
+
+
+def test_a_message_over_teams_size_limit_fails(teams, transport):
+    huge = TeamsMessage("big", card("x" * 120_000))
+
+    result = transport.post(CHANNEL, huge, "d1")
+
+    assert (result.outcome, result.code) == (Outcome.FAILED, "MessageSizeTooBig")
+
+
+# -- 429: the conversation waits out Retry-After ------------------------------------------
+
+
+def test_a_429_holds_the_conversation_until_its_retry_after(teams, transport, clock):
+    teams.inject(Fault("rate_limit", retry_after=30, times=1))
+
+    first = transport.post(CHANNEL, HELLO, "d1")
+    assert (first.outcome, first.code, first.retry_after) == (
+        Outcome.RETRY_LATER,
+        "ratelimited",
+        30,
+    )
+    assert transport.waiting_until(CHANNEL) == T0 + timedelta(seconds=30)
+
+    clock.advance(timedelta(seconds=10))
+    held = transport.post(CHANNEL, HELLO, "d2")
+    assert (held.outcome, held.code, held.retry_after) == (Outcome.RETRY_LATER, "ratelimited", 20)
+    assert teams.calls("send", CHANNEL) == 1  # the held post never reached Teams
+    # Another conversation is not held.
+    assert transport.post(GROUP_CHAT, HELLO, "d3").outcome is Outcome.DELIVERED
+
+    clock.advance(timedelta(seconds=20))
+    assert transport.waiting_until(CHANNEL) is None
+    assert transport.post(CHANNEL, HELLO, "d2").outcome is Outcome.DELIVERED
+    assert teams.delivery_ids() == ["d3", "d2"]
+
+
+def test_teams_own_limit_of_seven_a_second_is_met_and_waited_out(teams, transport, clock):
+    results = [transport.post(CHANNEL, HELLO, f"d{n}") for n in range(9)]
+
+    assert [r.outcome for r in results[:7]] == [Outcome.DELIVERED] * 7
+    assert {(r.outcome, r.code) for r in results[7:]} == {(Outcome.RETRY_LATER, "ratelimited")}
+    assert teams.calls("send") == 8  # the 8th met the 429; the 9th waited without a call
+    assert len(teams.activities(CHANNEL)) == 7
+
+    wait = results[7].retry_after
+    assert wait is not None
+    clock.advance(timedelta(seconds=wait))
+    assert transport.post(CHANNEL, HELLO, "d7").outcome is Outcome.DELIVERED
+
+
+def test_updates_share_the_conversations_wait(teams, transport, clock):
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    teams.inject(Fault("rate_limit", retry_after=5, operation="update", times=1))
+
+    assert transport.update(CHANNEL, str(posted.ts), HELLO, "d1").code == "ratelimited"
+    assert transport.post(CHANNEL, HELLO, "d2").code == "ratelimited"
+    assert teams.calls("send") == 1
+
+
+# -- Graph: pages and proof ------------------------------------------------------------------
+
+
+def window(clock: FixedClock) -> tuple[datetime, datetime]:
+    now = clock.now()
+    return now - timedelta(minutes=1), now + timedelta(minutes=2)
+
+
+def read_all(
+    transport: TeamsTransport, conversation: str, clock: FixedClock
+) -> list[dict[str, Any]]:
+    oldest, latest = window(clock)
+    messages: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = transport.history_page(conversation, oldest, latest, cursor)
+        assert page.error is None, page.error
+        messages.extend(page.messages)
+        if page.next_cursor is None:
+            return messages
+        cursor = page.next_cursor
+
+
+def proof(transport: TeamsTransport, messages: list[dict[str, Any]], delivery_id: str) -> list[str]:
+    return [p for m in messages if (p := transport.proves(m, delivery_id)) is not None]
+
+
+def test_our_post_is_proven_through_graph_by_its_activity_id(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    transport.post(CHANNEL, HELLO, "d2")
+
+    messages = read_all(transport, CHANNEL, clock)
+
+    assert proof(transport, messages, "d1") == [posted.ts]
+    assert proof(transport, messages, "d9") == []
+
+
+def test_a_foreign_bot_or_a_person_carrying_the_id_is_not_proof(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    copied = wrapped_card(HELLO, "d1")
+    teams.add_message(CHANNEL, card=copied, app_id="11111111-2222-3333-4444-555555555555")
+    teams.add_message(CHANNEL, card=copied)  # a person pasting our card
+    teams.add_message(CHANNEL, "did d1 go out?")
+
+    messages = read_all(transport, CHANNEL, clock)
+
+    assert len(messages) == 3
+    assert proof(transport, messages, "d1") == []
+
+
+def test_graph_pages_are_followed_to_our_post(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    for n in range(120):
+        teams.add_message(CHANNEL, f"chatter {n}")
+    oldest, latest = window(clock)
+
+    first = transport.history_page(CHANNEL, oldest, latest, None)
+    assert (len(first.messages), first.next_cursor is not None) == (50, True)
+    assert proof(transport, list(first.messages), "d1") == []
+
+    messages = read_all(transport, CHANNEL, clock)
+    assert len(messages) == 121
+    assert proof(transport, messages, "d1") == [posted.ts]
+
+
+def test_reading_stops_at_the_first_page_older_than_the_window(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    for n in range(120):
+        teams.add_message(CHANNEL, f"yesterday {n}")
+    clock.advance(timedelta(days=1))
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    oldest, latest = window(clock)
+
+    page = transport.history_page(CHANNEL, oldest, latest, None)
+
+    assert page.next_cursor is None  # 70 older messages were never read
+    assert proof(transport, list(page.messages), "d1") == [posted.ts]
+    assert teams.calls("graph") == 1
+
+
+def test_a_group_chat_is_read_before_the_windows_end(teams, transport, clock):
+    teams.grant(GROUP_CHAT, "ChatMessage.Read.Chat")
+    posted = transport.post(GROUP_CHAT, HELLO, "d1")
+    oldest, latest = window(clock)
+
+    before = transport.history_page(GROUP_CHAT, oldest - timedelta(hours=1), oldest, None)
+    within = transport.history_page(GROUP_CHAT, oldest, latest, None)
+
+    assert proof(transport, list(before.messages), "d1") == []
+    assert proof(transport, list(within.messages), "d1") == [posted.ts]
+
+
+def test_a_personal_chat_is_read_by_its_graph_chat_id(teams, refs, transport, clock):
+    person = teams.personal("29:1ana", user_aad_id="aad-ana")
+    refs[person.id] = ConversationRef(
+        teams.service_url, "personal", chat_id=teams.graph_chat_id(person.id)
+    )
+    teams.grant(person.id, "ChatMessage.Read.Chat")
+    posted = transport.post(person.id, HELLO, "d1")
+
+    assert proof(transport, read_all(transport, person.id, clock), "d1") == [posted.ts]
+
+
+def test_without_the_rsc_permission_the_conversation_is_unreadable(teams, transport, clock):
+    transport.post(CHANNEL, HELLO, "d1")
+    oldest, latest = window(clock)
+
+    page = transport.history_page(CHANNEL, oldest, latest, None)
+
+    assert page.error is not None
+    assert (page.error.outcome, page.error.code) == (Outcome.FAILED, "Forbidden")
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_graph_server_error_is_asked_again_later(teams, transport, clock, status):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    teams.inject(Fault("server_error", status=status, operation="graph", times=1))
+    oldest, latest = window(clock)
+
+    failed = transport.history_page(CHANNEL, oldest, latest, None)
+    again = transport.history_page(CHANNEL, oldest, latest, None)
+
+    assert failed.error is not None and failed.error.outcome is Outcome.AMBIGUOUS
+    assert again.error is None
+
+
+def test_a_graph_429_holds_that_conversations_reads_only(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    teams.grant(GROUP_CHAT, "ChatMessage.Read.Chat")
+    teams.inject(Fault("rate_limit", retry_after=4, operation="graph", times=1))
+    oldest, latest = window(clock)
+
+    limited = transport.history_page(CHANNEL, oldest, latest, None)
+    held = transport.history_page(CHANNEL, oldest, latest, None)
+
+    assert limited.error is not None and limited.error.retry_after == 4
+    assert held.error is not None and held.error.code == "ratelimited"
+    assert teams.calls("graph") == 1
+    assert transport.history_page(GROUP_CHAT, oldest, latest, None).error is None
+    assert transport.post(CHANNEL, HELLO, "d1").outcome is Outcome.DELIVERED  # posts go on
+    clock.advance(timedelta(seconds=4))
+    assert transport.history_page(CHANNEL, oldest, latest, None).error is None
+
+
+def test_a_cursor_that_is_not_graphs_is_refused_without_a_call(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    oldest, latest = window(clock)
+
+    page = transport.history_page(CHANNEL, oldest, latest, "https://evil.example/v1.0/x")
+
+    assert page.error is not None and page.error.code == "invalid_cursor"
+    assert teams.calls("graph") == 0
+
+
+def test_one_graph_token_serves_every_read(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    for n in range(120):
+        teams.add_message(CHANNEL, f"chatter {n}")
+
+    read_all(transport, CHANNEL, clock)
+
+    assert teams.calls("graph") == 3
+    assert teams.token_grants() == 1
