@@ -488,3 +488,16 @@ def test_one_graph_token_serves_every_read(teams, transport, clock):
 
     assert teams.calls("graph") == 3
     assert teams.token_grants() == 1
+
+
+def test_a_short_or_empty_page_does_not_end_the_window(teams, transport, clock):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    teams.set_short_pages(True)
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    for n in range(120):
+        teams.add_message(CHANNEL, f"chatter {n}")
+
+    messages = read_all(transport, CHANNEL, clock)
+
+    assert len(messages) == 121
+    assert proof(transport, messages, "d1") == [posted.ts]
