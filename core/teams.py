@@ -23,7 +23,7 @@ import asyncio
 import copy
 import math
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -34,16 +34,25 @@ from microsoft_teams.api.activities.message import MessageActivityInput
 from microsoft_teams.api.models import Attachment
 from microsoft_teams.common import Client, ClientOptions
 
-from core import teams_graph
+from core import logs, teams_graph
 from core.clock import Clock, SystemClock
 from core.settings import Settings
-from core.slack import DEFAULT_RETRY_AFTER, HistoryPage, MethodWaits, Outcome, PostResult
+from core.slack import (
+    DEFAULT_RETRY_AFTER,
+    HistoryPage,
+    Lookup,
+    MethodWaits,
+    Outcome,
+    PostResult,
+    Witness,
+)
 from core.teams_outcomes import RATELIMITED, classify_exception, classify_response
 from core.teams_token import GRAPH_SCOPE, MsalTokens, TokenUnavailable, session
 from formatting.teams_message import TeamsMessage
 
 CARD = teams_graph.CARD
 CHANNEL = "channel"
+TEAMS = "teams"  # the platform's name (core.platform on main)
 # What a 429 holds back, per conversation: the connector's calls, and Graph's reads.
 CONNECTOR, GRAPH = "teams.connector", "teams.graph"
 # The SDK's stand-in id when Teams answers a post without one.
@@ -212,6 +221,52 @@ class TeamsTransport:
         """The activity id when the Graph message `message` is our bot's post carrying
         `delivery_id`, else None."""
         return teams_graph.proves(self._app_id, message, delivery_id)
+
+    # The platform seam's names for the same calls (main's core.platform.Platform).
+
+    @property
+    def name(self) -> str:
+        return TEAMS
+
+    def send(self, conversation: str, message: TeamsMessage, delivery_id: str) -> PostResult:
+        return self.post(conversation, message, delivery_id)
+
+    def edit(
+        self, conversation: str, post_id: str, message: TeamsMessage, delivery_id: str
+    ) -> PostResult:
+        return self.update(conversation, post_id, message, delivery_id)
+
+    def send_waiting_until(self, conversation: str) -> datetime | None:
+        return self.waiting_until(conversation)
+
+    def edit_waiting_until(self) -> datetime | None:
+        """None: Teams limits each conversation on its own, and an update to a conversation
+        that waits answers `ratelimited` itself without calling Teams."""
+        return None
+
+    def history_waiting_until(self) -> datetime | None:
+        """None: Graph's reads wait per conversation; a read of one that waits answers
+        `ratelimited` itself without calling Graph."""
+        return None
+
+    def proof(
+        self, conversation: str, messages: Sequence[dict[str, Any]], delivery_id: str
+    ) -> Lookup | None:
+        """FOUND with the activity id when our bot's post of `delivery_id` is among
+        `messages`; None otherwise (another app's card carrying the id is logged)."""
+        for message in messages:
+            activity_id = self.proves(message, delivery_id)
+            if activity_id is not None:
+                return Lookup(Witness.FOUND, ts=activity_id)
+            if teams_graph.carries(message, delivery_id):
+                logs.warning(
+                    "a message by another app carries this delivery_id; not taken as proof",
+                    delivery_id=delivery_id,
+                    teams_conversation=conversation,
+                    activity_id=message.get("id"),
+                    app_id=teams_graph.sender_app_id(message),
+                )
+        return None
 
     def _installed(
         self, conversation_id: str, reading: bool = False

@@ -91,16 +91,26 @@ def classify_read(status: int, body: Any, headers: Any) -> PostResult:
 
 def proves(app_id: str, message: dict[str, Any], delivery_id: str) -> str | None:
     """The message's id when it is our bot's post of `delivery_id`, else None."""
+    if sender_app_id(message) != app_id or not carries(message, delivery_id):
+        return None
+    ident = message.get("id")
+    return ident if isinstance(ident, str) and ident else None
+
+
+def carries(message: dict[str, Any], delivery_id: str) -> bool:
+    """Whether one of the message's cards is wrapped in the delivery id's Container,
+    whoever posted it."""
+    attachments = message.get("attachments")
+    items = attachments if isinstance(attachments, list) else []
+    return any(_card_of(a, delivery_id) for a in items)
+
+
+def sender_app_id(message: dict[str, Any]) -> str | None:
+    """The app that posted the message (`from.application.id`); None for a person."""
     sender = message.get("from")
     application = sender.get("application") if isinstance(sender, dict) else None
-    if not isinstance(application, dict) or application.get("id") != app_id:
-        return None
-    attachments = message.get("attachments")
-    for attachment in attachments if isinstance(attachments, list) else []:
-        if _card_of(attachment, delivery_id):
-            ident = message.get("id")
-            return ident if isinstance(ident, str) and ident else None
-    return None
+    ident = application.get("id") if isinstance(application, dict) else None
+    return ident if isinstance(ident, str) else None
 
 
 def _card_of(attachment: Any, delivery_id: str) -> bool:

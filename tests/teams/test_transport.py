@@ -4,6 +4,7 @@ caching, and Graph reads for proof of delivery."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -13,7 +14,7 @@ import pytest
 
 from core.clock import FixedClock
 from core.settings import Settings
-from core.slack import Outcome
+from core.slack import Lookup, Outcome, Witness
 from core.teams import ConversationRef, TeamsTransport, wrapped_card
 from emulator.teams_faults import Fault
 from emulator.teams_standin import TeamsStandIn
@@ -501,3 +502,23 @@ def test_a_short_or_empty_page_does_not_end_the_window(teams, transport, clock):
 
     assert len(messages) == 121
     assert proof(transport, messages, "d1") == [posted.ts]
+
+
+def test_the_seams_proof_finds_our_post_and_logs_another_apps_copy(teams, transport, clock, capsys):
+    teams.grant(CHANNEL, "ChannelMessage.Read.Group")
+    posted = transport.post(CHANNEL, HELLO, "d1")
+    other_app = "11111111-2222-3333-4444-555555555555"
+    teams.add_message(CHANNEL, card=wrapped_card(HELLO, "d2"), app_id=other_app)
+    messages = read_all(transport, CHANNEL, clock)
+
+    found = transport.proof(CHANNEL, messages, "d1")
+    copied = transport.proof(CHANNEL, messages, "d2")
+
+    assert found == Lookup(Witness.FOUND, ts=posted.ts)
+    assert copied is None
+    [warning] = [
+        json.loads(line)
+        for line in capsys.readouterr().out.splitlines()
+        if "another app carries this delivery_id" in line
+    ]
+    assert (warning["delivery_id"], warning["app_id"]) == ("d2", other_app)
