@@ -127,8 +127,7 @@ class TeamsTransport:
         return self._waits.until((CONNECTOR, conversation_id), self._clock.now())
 
     def post(self, conversation_id: str, message: TeamsMessage, delivery_id: str) -> PostResult:
-        """Post `message` as a new activity;
-        DELIVERED with the activity id as `ts`."""
+        """Post `message` as a new activity; DELIVERED with the activity id as `ts`."""
         return self._send(conversation_id, activity(message, delivery_id), None)
 
     def update(
