@@ -61,6 +61,9 @@ class Settings:
     teams_token_url: str = TEAMS_TOKEN_URL
     teams_openid_metadata_url: str = TEAMS_OPENID_METADATA_URL
     graph_api_url: str = GRAPH_API_URL
+    # A CA bundle (path) trusted for Teams' token endpoint, connector and Graph instead of
+    # the system's roots: ours, for the stand-in's self-signed certificate.
+    teams_ca_bundle: str | None = None
 
     @property
     def is_production(self) -> bool:
@@ -103,6 +106,7 @@ class Settings:
                 _text(env, "TEAMS_OPENID_METADATA_URL") or TEAMS_OPENID_METADATA_URL
             ),
             graph_api_url=_text(env, "GRAPH_API_URL") or GRAPH_API_URL,
+            teams_ca_bundle=_text(env, "TEAMS_CA_BUNDLE"),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be

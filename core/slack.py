@@ -191,13 +191,14 @@ def _failure(exc: BaseException) -> PostResult:
     return classify_exception(exc)
 
 
-# What one wait holds back: a method, and for chat.postMessage the channel.
-_Scope = tuple[Method, str | None]
+# What one wait holds back: a method (a Slack `Method`, or a name core.teams gives its
+# calls), and for chat.postMessage (Teams: every call) the conversation.
+_Scope = tuple[str, str | None]
 
 
 class MethodWaits:
-    """Until when Slack asked this process to wait before calling each method again (for
-    chat.postMessage, in each channel): the Retry-After of its last 429, kept across
+    """Until when the platform asked this process to wait before calling each method again
+    (for chat.postMessage, in each channel): the Retry-After of its last 429, kept across
     requests and passes."""
 
     def __init__(self) -> None:
