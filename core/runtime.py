@@ -20,6 +20,7 @@ from core.platform import TEAMS, Destination, Platform
 from core.settings import Settings
 from core.slack import SlackTransport
 from core.store import make_client
+from core.teams import TeamsTransport, stored_conversations
 from core.unconfigured import Unconfigured
 
 
@@ -84,10 +85,11 @@ class Runtime:
     recent_posts: RecentPosts = field(default_factory=RecentPosts, compare=False)
     known_slots: KnownDocuments = field(default_factory=KnownDocuments, compare=False)
     # Microsoft Teams (core.teams), when TEAMS_APP_ID is set.
-    teams: Platform | None = None
+    teams: TeamsTransport | None = None
 
     def with_clock(self, clock: Clock) -> Runtime:
-        return replace(self, clock=clock, slack=self.slack.with_clock(clock))
+        teams = self.teams.with_clock(clock) if self.teams is not None else None
+        return replace(self, clock=clock, slack=self.slack.with_clock(clock), teams=teams)
 
     def platform(self, name: str) -> Platform:
         """The transport of the platform `name` (core.platform): Slack, or Teams, which
@@ -109,9 +111,10 @@ def new_worker_id() -> str:
 @functools.lru_cache(maxsize=4)
 def runtime_for(settings: Settings) -> Runtime:
     clock = SystemClock()
+    db = make_client(settings.project)
     return Runtime(
         settings=settings,
-        db=make_client(settings.project),
+        db=db,
         slack=SlackTransport(
             # Only a local stand-in is ever reached without a token (settings enforce it).
             token=settings.slack_bot_token or "xoxb-local-stand-in",
@@ -121,4 +124,14 @@ def runtime_for(settings: Settings) -> Runtime:
         ),
         clock=clock,
         worker_id=new_worker_id(),
+        teams=teams_for(settings, db, clock),
     )
+
+
+def teams_for(settings: Settings, db: firestore.Client, clock: Clock) -> TeamsTransport | None:
+    """The Teams transport when this deployment has a bot (TEAMS_APP_ID). Its posts share
+    SLACK_TIMEOUT_SECONDS: one post deadline and one reconciliation window for both."""
+    if not settings.teams_app_id:
+        return None
+    conversations = stored_conversations(db, settings.teams_app_id)
+    return TeamsTransport(settings, conversations, settings.slack_timeout_seconds, clock)

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import httpx
+from google.cloud import firestore
 from microsoft_teams.api import ApiClient
 from microsoft_teams.api.activities.message import MessageActivityInput
 from microsoft_teams.api.models import Attachment
@@ -36,23 +37,24 @@ from microsoft_teams.common import Client, ClientOptions
 
 from core import logs, teams_graph
 from core.clock import Clock, SystemClock
-from core.settings import Settings
-from core.slack import (
+from core.documents.teams_conversations import ConversationType, read_conversation
+from core.platform import (
     DEFAULT_RETRY_AFTER,
+    TEAMS,
     HistoryPage,
     Lookup,
-    MethodWaits,
     Outcome,
     PostResult,
     Witness,
 )
+from core.settings import Settings
+from core.slack import MethodWaits
 from core.teams_outcomes import RATELIMITED, classify_exception, classify_response
 from core.teams_token import GRAPH_SCOPE, MsalTokens, TokenUnavailable, session
 from formatting.teams_message import TeamsMessage
 
 CARD = teams_graph.CARD
 CHANNEL = "channel"
-TEAMS = "teams"  # the platform's name (core.platform on main)
 # What a 429 holds back, per conversation: the connector's calls, and Graph's reads.
 CONNECTOR, GRAPH = "teams.connector", "teams.graph"
 # The SDK's stand-in id when Teams answers a post without one.
@@ -320,3 +322,28 @@ def _json(response: httpx.Response) -> Any:
         return response.json()
     except ValueError:
         return None
+
+
+def stored_conversations(db: firestore.Client, app_id: str) -> Conversations:
+    """The transport's lookup of `teams_conversations/{id}` (one read per call: an uninstall
+    is seen by the next send). A personal chat is read in Graph by the id Graph gives a
+    one-to-one chat with a bot, `19:{person's Entra id}_{app id}@unq.gbl.spaces`."""
+
+    def lookup(conversation_id: str) -> ConversationRef | None:
+        stored = read_conversation(db, conversation_id)
+        if stored is None:
+            return None
+        place = stored.place
+        chat_id = None
+        if place.conversation_type is ConversationType.PERSONAL and place.user_aad_id:
+            chat_id = f"19:{place.user_aad_id}_{app_id}@unq.gbl.spaces"
+        return ConversationRef(
+            service_url=place.service_url,
+            conversation_type=place.conversation_type.value,
+            aad_group_id=place.aad_group_id,
+            channel_id=place.channel_id,
+            chat_id=chat_id,
+            removed=not stored.installed,
+        )
+
+    return lookup

@@ -25,7 +25,7 @@ from urllib.parse import quote, urlencode
 
 import requests
 
-from core.slack import HistoryPage, Outcome, PostResult
+from core.platform import HistoryPage, Outcome, PostResult
 from core.teams_outcomes import classify_response
 
 CARD = "application/vnd.microsoft.card.adaptive"

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
+from core.platform import DEFAULT_RETRY_AFTER, Outcome, PostResult
 
 READ_ON = "2026-12-03"
 STATUS_CODES = (

@@ -18,8 +18,8 @@ from typing import Any
 import msal
 import requests
 
+from core.platform import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.settings import TEAMS_TOKEN_URL, Settings
-from core.slack import DEFAULT_RETRY_AFTER, Outcome, PostResult
 
 BOT_SCOPE = "https://api.botframework.com/.default"
 GRAPH_SCOPE = "https://graph.microsoft.com/.default"

@@ -11,10 +11,17 @@ import pytest
 from google.cloud import firestore
 
 from core.clock import FixedClock
+from core.settings import Settings
 from core.teams_auth import forget_validators
 from emulator.teams_standin import TeamsStandIn
 from tests.fixtures.runtime import MAIN, make_runtime
-from tests.fixtures.teams_inbound import APP_ID, add_conversations
+from tests.fixtures.teams_inbound import (
+    APP_ID,
+    CHANNEL,
+    add_conversations,
+    install,
+    personal_chat,
+)
 
 
 @pytest.fixture(scope="session")
@@ -53,3 +60,20 @@ def teams(
     forget_validators()
     yield teams_app.test_client()
     forget_validators()
+
+
+@pytest.fixture
+def teams_rt(
+    teams: Any,
+    standin: TeamsStandIn,
+    db: firestore.Client,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Any:
+    """A worker's Runtime with the Teams transport pointed at the stand-in, after the app
+    was installed (through the `teams` target) in the channel and Ana's personal chat."""
+    for name, value in standin.env().items():
+        monkeypatch.setenv(name, value)
+    for conversation in (CHANNEL, personal_chat(standin)):
+        assert set(install(teams, standin, conversation)) == {200}
+    return make_runtime(Settings.from_env(), db, clock, "worker-a")

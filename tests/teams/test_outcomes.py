@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from core.slack import DEFAULT_RETRY_AFTER, Outcome
+from core.platform import DEFAULT_RETRY_AFTER, Outcome
 from core.teams_outcomes import ROWS, classify_exception, classify_response
 from core.teams_token import _refused
 

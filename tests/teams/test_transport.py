@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core.clock import FixedClock
+from core.platform import Lookup, Outcome, Witness
 from core.settings import Settings
-from core.slack import Lookup, Outcome, Witness
 from core.teams import ConversationRef, TeamsTransport, wrapped_card
 from emulator.teams_faults import Fault
 from emulator.teams_standin import TeamsStandIn

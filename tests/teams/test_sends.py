@@ -1,0 +1,101 @@
+"""Sends to Teams through the pass, end to end: the app installed through the `teams`
+target, a message, a series, a rotation day and a person's message posted as one activity
+each (an Adaptive Card carrying the delivery id), the ledger recording Teams' activity id,
+and a removed conversation failing with `conversation_removed`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.models import message_delivery_id
+from core.store import DELIVERIES, MESSAGES, ROTATIONS
+from emulator.slack_standin import SlackStandIn
+from emulator.teams_standin import TeamsStandIn
+from targets.kinds import run_pass
+from tests.fixtures.clock import T0
+from tests.fixtures.messages import seed_message
+from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.teams_inbound import CHANNEL, PERSON, personal_chat, remove
+
+TEXT = "Deploy **now**: the _release_ is tagged"
+
+
+def _entry(rt: Any, delivery_id: str) -> dict[str, Any]:
+    return rt.db.collection(DELIVERIES).document(delivery_id).get().to_dict() or {}
+
+
+def test_a_message_is_posted_once_as_a_card_and_its_activity_id_recorded(
+    teams_rt: Any, standin: TeamsStandIn, slack: SlackStandIn
+) -> None:
+    mid = seed_message(teams_rt.db, channel=None, teams_conversation=CHANNEL, text=TEXT)
+
+    run_pass(teams_rt)
+    run_pass(teams_rt)  # nothing more to send
+
+    [posted] = standin.activities(CHANNEL)
+    delivery_id = message_delivery_id(mid, T0)
+    assert posted.delivery_id == delivery_id
+    [attachment] = posted.activity["attachments"]
+    assert attachment["contentType"] == "application/vnd.microsoft.card.adaptive"
+    assert "**now**" in str(attachment["content"])  # rendered once, as TextBlock markdown
+    entry = _entry(teams_rt, delivery_id)
+    assert (entry["status"], entry["platform"], entry["activity_id"]) == (
+        "sent",
+        "teams",
+        posted.id,
+    )
+    stored = teams_rt.db.collection(MESSAGES).document(mid).get().to_dict() or {}
+    assert stored["status"] == "sent" and "last_slack_ts" not in stored
+    assert slack.posts() == []
+
+
+def test_a_rotation_day_mentions_the_member_by_their_teams_id(
+    teams_rt: Any, standin: TeamsStandIn
+) -> None:
+    members = ["29:1ana", "29:1ben"]
+    seed_rotation(
+        teams_rt.db,
+        channel=None,
+        teams_conversation=CHANNEL,
+        members=members,
+        timezone="UTC",
+        weekdays=list(range(7)),
+        send_time="08:30",
+        next_run_at=T0,
+    )
+
+    run_pass(teams_rt)
+
+    [posted] = standin.activities(CHANNEL)
+    card = posted.activity["attachments"][0]["content"]
+    [mention] = card["msteams"]["entities"]
+    assert mention["type"] == "mention" and mention["mentioned"]["id"] == "29:1ana"
+    assert mention["text"] in str(card["body"])
+    stored = teams_rt.db.collection(ROTATIONS).document("standup").get().to_dict() or {}
+    assert stored["cursor"] == 1
+
+
+def test_a_message_to_a_person_goes_to_their_personal_chat(
+    teams_rt: Any, standin: TeamsStandIn
+) -> None:
+    chat = personal_chat(standin)
+    seed_message(teams_rt.db, channel=None, teams_conversation=chat, text="Your review is due")
+
+    run_pass(teams_rt)
+
+    [posted] = standin.activities(chat)
+    assert posted.activity["conversation"]["id"] == chat
+    assert standin.conversation(chat).user_id == PERSON
+
+
+def test_a_removed_conversation_fails_its_messages_with_conversation_removed(
+    teams_rt: Any, teams: Any, standin: TeamsStandIn
+) -> None:
+    assert set(remove(teams, standin, CHANNEL)) == {200}
+    mid = seed_message(teams_rt.db, channel=None, teams_conversation=CHANNEL)
+
+    run_pass(teams_rt)
+
+    stored = teams_rt.db.collection(MESSAGES).document(mid).get().to_dict() or {}
+    assert (stored["status"], stored["last_error"]["code"]) == ("failed", "conversation_removed")
+    assert standin.activities(CHANNEL) == []
