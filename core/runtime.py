@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,12 +38,14 @@ class RecentPosts:
         with self._lock:
             self._answered[channel] = max(answered, self._answered.get(channel, answered))
 
-    def next_slots(self, now: datetime, interval: timedelta) -> dict[str, datetime]:
+    def next_slots(
+        self, now: datetime, interval: Callable[[str], timedelta]
+    ) -> dict[str, datetime]:
         """The channels still inside their interval at `now`, and when each frees up. Older
         entries are dropped, so the record stays as small as the last interval's posts."""
         with self._lock:
-            self._answered = {c: t for c, t in self._answered.items() if t + interval > now}
-            return {c: t + interval for c, t in self._answered.items()}
+            self._answered = {c: t for c, t in self._answered.items() if t + interval(c) > now}
+            return {c: t + interval(c) for c, t in self._answered.items()}
 
 
 class KnownDocuments:

@@ -22,7 +22,7 @@ policy in firestore.indexes.json) a day after they were written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,7 +35,7 @@ from core.models import CHANNEL_ID, TEAMS_CONVERSATION_ID, USER_ID
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import CHANNEL_PACING
-from processor.pacing import POST_INTERVAL
+from processor.pacing import POST_INTERVAL, interval_for
 
 # A claim whose slot is this close to the next minute takes that minute's slot too.
 HOLD = timedelta(seconds=2)
@@ -76,10 +76,11 @@ class Slot:
     version: Any | None  # the update time read or written; None: no document as far as we know
     next_post_at: datetime | None = None
     worker: str | None = None
+    interval: timedelta = POST_INTERVAL  # its channel's (processor.pacing.interval_for)
 
     def write(self, batch: NamedBatch, worker: str, now: datetime) -> None:
         fields = SlotWrite(
-            next_post_at=now + POST_INTERVAL + HANDOVER,
+            next_post_at=now + self.interval + HANDOVER,
             worker=worker,
             updated_at=now,
             expires_at=now + KEEP,
@@ -130,13 +131,17 @@ class ChannelSlots:
     def for_claim(self, channel: str, now: datetime) -> tuple[Slot, ...]:
         """The slots a claim at `now` takes: this minute's, and the next minute's too when
         the claim's slot and hold reach into it."""
-        ids = dict.fromkeys([slot_id(channel, now), slot_id(channel, now + POST_INTERVAL + HOLD)])
-        return tuple(self._known.get(i, now) or Slot(self._ref(i), None) for i in ids)
+        interval = interval_for(channel)
+        ids = dict.fromkeys([slot_id(channel, now), slot_id(channel, now + interval + HOLD)])
+        slots = (self._known.get(i, now) or Slot(self._ref(i), None) for i in ids)
+        return tuple(replace(slot, interval=interval) for slot in slots)
 
     def claimed(self, slots: tuple[Slot, ...], versions: tuple[Any, ...], now: datetime) -> None:
         """Our claim wrote these slots: the next claim in the channel is conditioned on that."""
         for slot, version in zip(slots, versions, strict=True):
-            self._remember(Slot(slot.ref, version, now + POST_INTERVAL, self._rt.worker_id), now)
+            next_post_at = now + slot.interval
+            taken = Slot(slot.ref, version, next_post_at, self._rt.worker_id, slot.interval)
+            self._remember(taken, now)
 
     def lost(self, slots: tuple[Slot, ...], now: datetime) -> None:
         """A claim that took these slots failed: an overlapping pass may be posting to the

@@ -22,7 +22,7 @@ from processor.escalate import escalate
 from processor.finalize import finalize, finalize_many
 from processor.history_search import too_late_to_post
 from processor.outcome import Result
-from processor.pacing import hold_channel, rate_limit_wait
+from processor.pacing import hold_channel, interval_for, rate_limit_wait
 
 
 def deliver_paced(
@@ -43,7 +43,8 @@ def deliver_paced(
     answered = rt.clock.now()
     result = finalize(rt, claim, post)
     report_outcome(rt, claim, post, result)
-    hold_channel(rt.clock, answered, post.retry_after)
+    to = claim.kind.destination(claim)
+    hold_channel(rt.clock, answered, post.retry_after, interval_for(to.conversation))
     return result, claim
 
 

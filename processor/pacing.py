@@ -1,8 +1,10 @@
-"""Pacing: at most one post per second per channel within a pass, and a pass that ends in
-time for the next one.
+"""Pacing: at most one post per interval per channel within a pass (a Slack channel's
+second, a Teams conversation's two), and a pass that ends in time for the next one.
 
-Slack allows about one message per second per channel; a burst of 200 due messages to one
-channel must not trip its rate limit. The pacer waits (on the injected clock) until the
+Slack allows about one message per second per channel; Teams allows a bot 7 a second, 8 in
+2 s, 60 in 30 s and 1,800 an hour in one conversation (docs/teams-limits.md), which one post
+every 2 s keeps under for good. A burst of 200 due messages to one conversation must not
+trip either limit. The pacer waits (on the injected clock) until the
 channel's next slot. When that slot is past the pass's budget, the message is left for the
 next pass instead: not claimed, so nothing is held and nothing is lost."""
 
@@ -14,13 +16,23 @@ from typing import Any
 from core.clock import Clock
 from core.documents.errors import ErrorField
 from core.documents.subjects import SubjectField
+from core.models import CHANNEL_ID, USER_ID
 from core.platform import DEFAULT_RETRY_AFTER, Outcome, PostResult
 from core.runtime import RecentPosts
 from core.settings import Settings
 from core.slack import RATE_LIMITED
 from core.subscription import ack_deadline_seconds
 
-POST_INTERVAL = timedelta(seconds=1)
+POST_INTERVAL = timedelta(seconds=1)  # a Slack channel's (or a person's DM's)
+TEAMS_POST_INTERVAL = timedelta(seconds=2)  # a Teams conversation's: 1,800 an hour
+
+
+def interval_for(channel: str) -> timedelta:
+    """The pacing interval of a channel key (processor.due_page.channel_of): Slack's ids
+    (`C…`, `D…`, a person's `U…`) never look like a Teams conversation id (`19:…`, `a:…`)."""
+    if CHANNEL_ID.match(channel) or USER_ID.match(channel):
+        return POST_INTERVAL
+    return TEAMS_POST_INTERVAL
 
 
 class ChannelPacer:
@@ -30,7 +42,7 @@ class ChannelPacer:
         self._deadline = now + budget
         self._recent = recent
         self._next_slot: dict[str, datetime] = (
-            recent.next_slots(now, POST_INTERVAL) if recent else {}
+            recent.next_slots(now, interval_for) if recent else {}
         )
 
     def acquire(self, channel: str) -> bool:
@@ -42,7 +54,7 @@ class ChannelPacer:
             return False
         if slot > now:
             self._clock.sleep((slot - now).total_seconds())
-        self._next_slot[channel] = slot + POST_INTERVAL
+        self._next_slot[channel] = slot + interval_for(channel)
         return True
 
     def hold(self, channel: str, until: datetime) -> None:
@@ -57,7 +69,8 @@ class ChannelPacer:
         """Slack answered a post in `channel` at `at` (later than its slot: the claim and
         the post took time): the next one keeps a full interval from then, so it reaches
         Slack at least an interval after this one, whatever the network did to either."""
-        self._next_slot[channel] = max(self._next_slot.get(channel, at), at + POST_INTERVAL)
+        next_slot = at + interval_for(channel)
+        self._next_slot[channel] = max(self._next_slot.get(channel, at), next_slot)
         if self._recent is not None:
             self._recent.note(channel, at)
 
@@ -109,13 +122,15 @@ class ChannelWait(Exception):
         self.until = until
 
 
-def hold_channel(clock: Clock, answered: datetime, retry_after: int | None) -> None:
+def hold_channel(
+    clock: Clock, answered: datetime, retry_after: int | None, interval: timedelta = POST_INTERVAL
+) -> None:
     """Pacing under DISPATCH=pubsub: return once the channel may take its next post, an
     interval after Slack `answered` this one (or its Retry-After). Pub/Sub hands out a
     channel's next message (ordering key) only once this one is acknowledged, whichever
     instance takes it, so returning no sooner paces the channel across every instance.
     ChannelWait when that is more than MAX_HOLD away."""
-    wait = max(POST_INTERVAL, timedelta(seconds=retry_after or 0))
+    wait = max(interval, timedelta(seconds=retry_after or 0))
     until = answered + wait
     left = until - clock.now()
     if left > MAX_HOLD:

@@ -5,6 +5,8 @@ and a removed conversation failing with `conversation_removed`."""
 
 from __future__ import annotations
 
+import itertools
+from datetime import datetime, timedelta
 from typing import Any
 
 from core.models import message_delivery_id
@@ -99,3 +101,20 @@ def test_a_removed_conversation_fails_its_messages_with_conversation_removed(
     stored = teams_rt.db.collection(MESSAGES).document(mid).get().to_dict() or {}
     assert (stored["status"], stored["last_error"]["code"]) == ("failed", "conversation_removed")
     assert standin.activities(CHANNEL) == []
+
+
+def test_posts_to_one_teams_conversation_are_two_seconds_apart(
+    teams_rt: Any, standin: TeamsStandIn
+) -> None:
+    """Teams allows a bot 1,800 posts an hour in one conversation: a burst is paced at one
+    every 2 s (a Slack channel's is 1 s), so the stand-in's limits never answer 429."""
+    for n in range(4):
+        seed_message(teams_rt.db, channel=None, teams_conversation=CHANNEL, text=f"note {n}")
+
+    run_pass(teams_rt)
+
+    created = sorted(datetime.fromisoformat(a.created) for a in standin.activities(CHANNEL))
+    assert len(created) == 4
+    assert [later - earlier for earlier, later in itertools.pairwise(created)] == [
+        timedelta(seconds=2)
+    ] * 3
