@@ -124,6 +124,8 @@ class Settings:
                 "SLACK_BOT_TOKEN is required to send to real Slack (or TEAMS_APP_ID, for a"
                 " deployment that sends to Teams only)"
             )
+        if settings.teams_app_id and not settings.teams_app_password:
+            raise SettingsError("TEAMS_APP_PASSWORD is required with TEAMS_APP_ID")
         _check_sign_in(settings)
         return settings
 

@@ -120,8 +120,11 @@ def test_the_page_client_id_must_not_be_the_tick_audience():
 
 
 def test_a_teams_only_deployment_needs_no_slack_token():
-    settings = Settings.from_env({"TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b07"})
+    bot = {"TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b07", "TEAMS_APP_PASSWORD": "p"}
+    settings = Settings.from_env(bot)
     assert (settings.slack_bot_token, settings.teams_app_id) == (
         None,
         "00000000-0000-0000-0000-00000000b07",
     )
+    with pytest.raises(SettingsError, match="TEAMS_APP_PASSWORD is required"):
+        Settings.from_env({"TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b07"})

@@ -53,6 +53,7 @@ def teams(
 ) -> Iterator[Any]:
     """A test client of the `teams` target, its key cache empty."""
     monkeypatch.setenv("TEAMS_APP_ID", APP_ID)
+    monkeypatch.setenv("TEAMS_APP_PASSWORD", standin.env()["TEAMS_APP_PASSWORD"])
     monkeypatch.setenv("TEAMS_OPENID_METADATA_URL", standin.openid_metadata_url)
     monkeypatch.setattr(
         "targets.teams.runtime_for", lambda s: make_runtime(s, db, clock, "teams-worker")

@@ -141,7 +141,6 @@ def test_a_personal_install_is_stored(teams, standin, db):
     chat = personal_chat(standin)
 
     assert install(teams, standin, chat) == [200, 200]
-
     assert stored(db) == {
         chat: {
             "service_url": standin.service_url,
@@ -149,6 +148,7 @@ def test_a_personal_install_is_stored(teams, standin, db):
             "conversation_type": "personal",
             "name": f"Personal chat ({PERSON})",
             "user_id": PERSON,
+            "user_aad_id": standin.conversation(chat).user_aad_id,
             "status": "installed",
             "installed_at": T0,
             "activity_at": T0,
@@ -317,7 +317,7 @@ def test_a_message_to_the_bot_is_acknowledged_and_stores_nothing(teams, standin,
     assert stored(db) == {}
 
 
-def test_a_card_action_is_not_handled_yet_and_records_nothing(teams, standin, db):
+def test_a_card_action_naming_no_button_of_ours_records_nothing(teams, standin, db):
     click = channel_install(standin)
     del click["action"]
     click.update(
@@ -329,8 +329,12 @@ def test_a_card_action_is_not_handled_yet_and_records_nothing(teams, standin, db
 
     answer = send(teams, standin, click)
 
-    assert answer.status_code == 501
-    assert answer.get_json()["error"] == "not_implemented"
+    assert answer.status_code == 200
+    assert answer.get_json() == {
+        "statusCode": 200,
+        "type": "application/vnd.microsoft.activity.message",
+        "value": "This button is not one of ours any more.",
+    }
     assert stored(db) == {}
     assert list(db.collection("responses").stream()) == []
 
