@@ -207,7 +207,7 @@ def recipient(data: dict[str, Any]) -> tuple[str | None, str | None, str]:
     `invalid_teams_conversation`)."""
     teams = teams_conversation(data)
     if teams is not None:
-        return teams.conversation, None, TEAMS
+        return teams.conversation, teams_person(data), TEAMS
     channel, user = data.get(MessageField.CHANNEL), data.get(MessageField.USER)
     if channel is not None and user is not None:
         raise DocumentError("channel_and_user", "a message names channel or user, not both")
@@ -228,9 +228,9 @@ def teams_conversation(data: Mapping[str, Any]) -> Destination | None:
     conversation = data.get(SubjectField.TEAMS_CONVERSATION)
     if conversation is None:
         return None
-    if data.get(SubjectField.CHANNEL) is not None or data.get(SubjectField.USER) is not None:
+    if data.get(SubjectField.CHANNEL) is not None:
         raise DocumentError(
-            "teams_and_slack", "a document names teams_conversation or channel/user, not both"
+            "teams_and_slack", "a document names teams_conversation or channel, not both"
         )
     if not isinstance(conversation, str) or not TEAMS_CONVERSATION_ID.match(conversation):
         raise DocumentError(
@@ -238,6 +238,21 @@ def teams_conversation(data: Mapping[str, Any]) -> Destination | None:
             f"teams_conversation {_shown(conversation)} is not a Teams conversation id",
         )
     return Destination(TEAMS, conversation)
+
+
+def teams_person(data: Mapping[str, Any]) -> str | None:
+    """Beside a personal chat's `teams_conversation`, the person it is with (`user`, a Teams
+    user id): whose gates a message with a `category` passes (processor.gates). A Slack
+    user id there is refused (`teams_and_slack`): it would name someone on the other
+    platform."""
+    user = data.get(SubjectField.USER)
+    if user is None:
+        return None
+    if isinstance(user, str) and TEAMS_USER_ID.match(user):
+        return user
+    raise DocumentError(
+        "teams_and_slack", f"user {_shown(user)} beside teams_conversation is not a Teams user id"
+    )
 
 
 def _shown(value: object) -> str:

@@ -141,11 +141,11 @@ def _plan_to_person(
     occurrence: datetime,
     missed: list[Missed],
     gates: Gates,
-) -> OpenDM[Message] | Settlement:
+) -> MessagePlan | OpenDM[Message] | Settlement:
     """The claim of a message to a person: their gates first (processor.gates: a held-back
-    occurrence is recorded `skipped` with the reason, before any Slack call), then their DM
-    opened (by the pipeline: OpenDM); the plan carries what the send reserves on their
-    `people` document."""
+    occurrence is recorded `skipped` with the reason, before any platform call), then, on
+    Slack, their DM opened (by the pipeline: OpenDM; on Teams the personal chat is named
+    already); the plan carries what the send reserves on their `people` document."""
     now = rt.clock.now()
     plan = MessagePlan.of(rt, message, occurrence, missed)
     delivery_id = plan.ledger_ref.id
@@ -163,6 +163,8 @@ def _plan_to_person(
     holds, held = reservation(gates, message, docs, occurrence, delivery_id, now)
     planned = replace(plan, message=replace(message, holds=holds), reservation=held)
     assert message.user is not None
+    if message.channel is not None:  # a Teams personal chat: the conversation is theirs
+        return planned
     return OpenDM(message.user, partial(_to_dm, kind, snap, planned))
 
 

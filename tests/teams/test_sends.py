@@ -16,6 +16,7 @@ from emulator.teams_standin import TeamsStandIn
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import seed_message
+from tests.fixtures.people import seed_category
 from tests.fixtures.rotations import seed_rotation
 from tests.fixtures.teams_inbound import CHANNEL, PERSON, personal_chat, remove
 
@@ -118,3 +119,30 @@ def test_posts_to_one_teams_conversation_are_two_seconds_apart(
     assert [later - earlier for earlier, later in itertools.pairwise(created)] == [
         timedelta(seconds=2)
     ] * 3
+
+
+def test_a_persons_gates_hold_back_a_teams_message_past_their_daily_cap(
+    teams_rt: Any, standin: TeamsStandIn
+) -> None:
+    """A message to a person on Teams (their personal chat, with `user` their Teams id) passes
+    their gates like a Slack DM: the second of the day in a capped category is skipped."""
+    chat = personal_chat(standin)
+    seed_category(teams_rt.db, "digest", daily_cap=1)
+    first = seed_message(
+        teams_rt.db, channel=None, teams_conversation=chat, user=PERSON, category="digest"
+    )
+    second = seed_message(
+        teams_rt.db, channel=None, teams_conversation=chat, user=PERSON, category="digest"
+    )
+
+    run_pass(teams_rt)
+
+    outcomes = {
+        mid: (teams_rt.db.collection(MESSAGES).document(mid).get().to_dict() or {})["status"]
+        for mid in (first, second)
+    }
+    assert sorted(outcomes.values()) == ["sent", "skipped"]
+    skipped = next(mid for mid, status in outcomes.items() if status == "skipped")
+    entry = _entry(teams_rt, message_delivery_id(skipped, T0))
+    assert (entry["status"], entry["reason"]) == ("skipped", "daily_cap")
+    assert len(standin.activities(chat)) == 1
