@@ -10,7 +10,7 @@ one create).
 Slack shows the person an error when a request is not answered within 3 s. Its signature is
 checked first (no I/O: a request not signed by Slack is refused at once, however busy the
 workers are); the rest of its work (the replay check, record, hand-off, ephemeral reply)
-runs on a worker thread that the request waits for at most ANSWER_WITHIN_SECONDS; the post
+runs on a worker thread that the request waits for at most 2 s (interactions.in_time); the post
 is updated off the request path (interactions.handoff). Work still running then (Firestore
 slow) is answered 200 anyway and logged; it goes on, and an answer it records is shown by
 the next pass."""
@@ -18,7 +18,6 @@ the next pass."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import flask
 
@@ -28,14 +27,10 @@ from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from interactions.click import parse_click
 from interactions.handoff import hand_off
+from interactions.in_time import in_time
 from interactions.record import Answer, record_click
 from interactions.reply import reply_ephemeral
 from interactions.signature import refusal, replayed
-
-# Slack's 3 s, less the network both ways and the framework's own work.
-ANSWER_WITHIN_SECONDS = 2.0
-# The requests' work; a thread held by a slow call leaves the others free.
-WORKERS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="interaction")
 
 
 def handle_interactions(request: flask.Request) -> flask.Response:
@@ -57,20 +52,8 @@ def take(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:
     reason = refusal(rt, body, headers)
     if reason is not None:
         return _refused(reason)
-    work = WORKERS.submit(_decide, rt, body, headers)
-    try:
-        return work.result(timeout=ANSWER_WITHIN_SECONDS)
-    except TimeoutError:
-        click = parse_click(body)  # for the log only: whether it is a replay is not known yet
-        fields = {} if click is None else {"delivery_id": click.delivery_id, "user": click.user}
-        logs.error(
-            "interaction answered before its work finished; a click that is not then logged"
-            " as recorded is lost and can be clicked again",
-            **fields,
-            status="unconfirmed",
-            within_seconds=ANSWER_WITHIN_SECONDS,
-        )
-        return _ok()
+    # The click is parsed for the log only: whether it is a replay is not known yet.
+    return in_time(lambda: _decide(rt, body, headers), _ok(), lambda: parse_click(body))
 
 
 def _decide(rt: Runtime, body: bytes, headers: dict[str, str]) -> flask.Response:

@@ -27,8 +27,8 @@ from core.runtime import Runtime
 from core.store import is_document_id
 from interactions.click import Click
 from interactions.handoff import hand_off
+from interactions.in_time import in_time
 from interactions.record import Answer, Recorded, record_click
-from interactions.target import ANSWER_WITHIN_SECONDS, WORKERS
 
 ACTION_INVOKE = "adaptiveCard/action"
 _NOT_A_BUTTON = "This button is not one of ours any more."
@@ -59,23 +59,13 @@ def parse_action(activity: dict[str, Any]) -> Click | None:
 
 def answer_action(rt: Runtime, activity: dict[str, Any]) -> dict[str, Any]:
     """`take_action`'s answer, or, when its work (Firestore slow) is not done within
-    ANSWER_WITHIN_SECONDS, an answer that promises nothing: the work goes on, and an answer
-    it records is shown on the card by the next pass (interactions.target's rule)."""
-    work = WORKERS.submit(take_action, rt, activity)
-    try:
-        return work.result(timeout=ANSWER_WITHIN_SECONDS)
-    except TimeoutError:
-        click = parse_action(activity)
-        fields = {} if click is None else {"delivery_id": click.delivery_id, "user": click.user}
-        logs.error(
-            "interaction answered before its work finished; a click that is not then logged"
-            " as recorded is lost and can be clicked again",
-            **fields,
-            status="unconfirmed",
-            within_seconds=ANSWER_WITHIN_SECONDS,
-            platform="teams",
-        )
-        return _message(_TAKING)
+    ANSWER_WITHIN_SECONDS, an answer that promises nothing (interactions.in_time)."""
+    return in_time(
+        lambda: take_action(rt, activity),
+        _message(_TAKING),
+        lambda: parse_action(activity),
+        platform="teams",
+    )
 
 
 def take_action(rt: Runtime, activity: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.slack_clicks import click_payload, form_body
 from emulator.slack_standin import Fault
-from interactions import target
+from interactions import in_time
 from interactions.record import record_click
 from tests.fixtures.clock import T0
 from tests.fixtures.interactions import buttons, click, send
@@ -88,7 +88,7 @@ def test_a_click_whose_recording_is_slow_is_answered_and_shown_once_recorded(
             recorded.set()
 
     monkeypatch.setattr("interactions.target.record_click", slow_record)
-    monkeypatch.setattr(target, "ANSWER_WITHIN_SECONDS", 0.2)
+    monkeypatch.setattr(in_time, "ANSWER_WITHIN_SECONDS", 0.2)
     capsys.readouterr()
 
     assert click(clicks, post, "done", ALICE, T0).status_code == 200
@@ -120,9 +120,9 @@ def test_a_forged_click_is_refused_even_while_recordings_are_slow(
         return record_click(rt, clicked)
 
     monkeypatch.setattr("interactions.target.record_click", slow_record)
-    monkeypatch.setattr(target, "ANSWER_WITHIN_SECONDS", 0.2)
+    monkeypatch.setattr(in_time, "ANSWER_WITHIN_SECONDS", 0.2)
     workers = ThreadPoolExecutor(max_workers=1)
-    monkeypatch.setattr(target, "WORKERS", workers)
+    monkeypatch.setattr(in_time, "WORKERS", workers)
     assert click(clicks, post, "done", ALICE, T0).status_code == 200  # its work holds on
     forged = form_body(click_payload(buttons(post)["not-yet"], "U0MALLORY", post.channel, post.ts))
 
