@@ -50,6 +50,16 @@ from emulator.pubsub import (
     create_push_subscription,
     create_topic,
 )
+from emulator.run_teams import (
+    DEMO_TEAMS_CHANNEL,
+    TEAMS_PORT,
+    TEAMS_TARGET_PORT,
+    TEAMS_TOKEN_PORT,
+    TeamsStandInProcess,
+    install_demo,
+    seed_teams,
+    teams_replay_hint,
+)
 from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -307,6 +317,10 @@ def main() -> int:
             interactions_url = f"http://127.0.0.1:{INTERACTIONS_PORT}/"
             standin.set_interactivity(interactions_url, env["SLACK_SIGNING_SECRET"])
             print(replay_hint(standin.control_url, interactions_url))
+        teams = TeamsStandInProcess(TEAMS_PORT, TEAMS_TOKEN_PORT)
+        stack.append(teams)
+        env.update(teams.env())
+        print(f"Teams stand-in: {teams.url} (activities: {teams.control_url}activities)")
 
         if env.get("DISPATCH") == PUBSUB:
             stack.extend(start_pubsub(project, token, env))
@@ -319,7 +333,17 @@ def main() -> int:
         interactions = serve("interactions", INTERACTIONS_PORT, env)
         stack.append(interactions)
         wait_for_function(INTERACTIONS_PORT, interactions)
-        seed(firestore.Client(project=project), channel, datetime.now(UTC))
+        teams_target = serve("teams", TEAMS_TARGET_PORT, env)
+        stack.append(teams_target)
+        wait_for_function(TEAMS_TARGET_PORT, teams_target)
+        teams_url = f"http://127.0.0.1:{TEAMS_TARGET_PORT}/"
+        installed = install_demo(teams, teams_url)
+        print(f"Teams: the app installed into {DEMO_TEAMS_CHANNEL} (teams target: {installed})")
+        now = datetime.now(UTC)
+        db = firestore.Client(project=project)
+        seed(db, channel, now)
+        seed_teams(db, DEMO_TEAMS_CHANNEL, now)
+        print(teams_replay_hint(teams.control_url, teams_url, now), flush=True)
         print(
             f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
             "(Ctrl-C to stop).",
