@@ -114,6 +114,25 @@ def _free_port() -> int:
         return port
 
 
+def start_teams_standin(env: dict[str, str]) -> TeamsStandInProcess:
+    """The stand-in on LOCAL_TEAMS_PORT and LOCAL_TEAMS_TOKEN_PORT, its settings put in
+    `env` (what every served target and the tick get)."""
+    standin = TeamsStandInProcess(TEAMS_PORT, TEAMS_TOKEN_PORT)
+    env.update(standin.env())
+    print(f"Teams stand-in: {standin.url} (activities: {standin.control_url}activities)")
+    return standin
+
+
+def set_up_teams_demo(standin: TeamsStandInProcess, db: firestore.Client, now: datetime) -> None:
+    """Once the `teams` target is up: the app installed into the demo channel through it,
+    the Teams examples seeded, and how to replay a click printed."""
+    target_url = f"http://127.0.0.1:{TEAMS_TARGET_PORT}/"
+    installed = install_demo(standin, target_url)
+    print(f"Teams: the app installed into {DEMO_TEAMS_CHANNEL} (teams target: {installed})")
+    seed_teams(db, DEMO_TEAMS_CHANNEL, now)
+    print(teams_replay_hint(standin.control_url, target_url, now), flush=True)
+
+
 def install_demo(standin: TeamsStandInProcess, target_url: str) -> list[int]:
     """The demo channel in the stand-in, our app installed into it through the `teams`
     target (signed install activities), and Graph's read of it granted. Returns the
