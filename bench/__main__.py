@@ -20,7 +20,12 @@
 5. people (--people 1000, --people-workers 1,4; bench.people): messages to people through
    three categories' gates, with opt-outs and reached daily caps, beside the same messages
    without categories: sent and skipped by reason, exactly once, the gates' invariants,
-   and the documents the gates read per person per pass. `--only people` runs it alone.
+   and the documents the gates read per person per pass. `--only people` runs it alone;
+6. Slack and Teams (bench.teams): --messages one-offs over --channels Slack channels, and
+   the same over as many Teams channels through the Teams stand-in (Teams' own rate
+   limits, the same latency), with --workers workers, after one unreported round of each;
+   taking turns, --trials times each (the median of each is reported): reads, writes and
+   RPCs per delivery, throughput, and Teams' 429s. `--only teams` runs it alone.
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -41,6 +46,7 @@ from bench.people import people_runs
 from bench.people import warm_up as people_warm_up
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
 from bench.services import ROOT
+from core.platform import SLACK, TEAMS
 from processor.kind_pass import PARALLEL_POSTS
 
 RESULTS = ROOT / "bench" / "results"
@@ -108,10 +114,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-people", action="store_true")
     parser.add_argument(
+        "--skip-teams", action="store_true", help="leave out the Slack-and-Teams section"
+    )
+    parser.add_argument(
         "--only",
-        choices=["hot", "people"],
+        choices=["hot", "people", "teams"],
         help="one section alone: `hot` as --only-hot; `people`: the people section, after "
-        "an unreported gated and plain round of a quarter size (no Pub/Sub emulator)",
+        "an unreported gated and plain round of a quarter size (no Pub/Sub emulator); "
+        "`teams`: Slack and Teams side by side (no Pub/Sub emulator; docs/benchmark.md "
+        "measures it with --workers 1)",
     )
     parser.add_argument(
         "--quick",
@@ -128,7 +139,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.seed_cap, args.people = 20.0, 100
     if args.only == "hot":
         args.only_hot = True
-    if args.only == "people":
+    if args.only in ("people", "teams"):
         args.skip_pubsub = True
     return args
 
@@ -149,6 +160,8 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, Any] = {}
     if args.only_hot:
         return runs | hot_minute(bench, args, workers=[1])
+    if args.only == "teams":
+        return runs | platform_runs(bench, args)
     if args.only == "people":
         print("bench: a gated and a plain round of a quarter size (not reported)...", flush=True)
         people_warm_up(bench, people=args.people, cap_seconds=args.cap)
@@ -184,7 +197,38 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
         runs |= people_runs(
             bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
         )
+    if not args.skip_teams:
+        runs |= platform_runs(bench, args)
     return runs
+
+
+def platform_runs(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
+    """The same due one-offs posted to Slack channels and to Teams channels by `ours`, on
+    one emulator: one unreported round of each (the Teams stand-in's first token, the
+    emulator's JIT), then taking turns, --trials times each; the median trial of each."""
+    shape = {"count": args.messages, "channels": args.channels, "workers": args.workers}
+    platforms = {"platform_slack": SLACK, "platform_teams": TEAMS}
+    print("bench: a Slack and a Teams round (not reported)...", flush=True)
+    for name in platforms.values():
+        contend(bench, "ours", cap_seconds=args.cap, label=f"warm-{name}", platform=name, **shape)
+    trials: dict[str, list[dict[str, Any]]] = {label: [] for label in platforms}
+    for trial in range(args.trials):
+        for label, name in platforms.items():
+            print(
+                f"bench: {name} ({args.messages} messages, {args.workers} workers), "
+                f"trial {trial + 1} of {args.trials}...",
+                flush=True,
+            )
+            run = contend(
+                bench,
+                "ours",
+                cap_seconds=args.cap,
+                label=f"{name}{trial}",
+                platform=name,
+                **shape,
+            )
+            trials[label].append(run)
+    return {label: median_trial(done) for label, done in trials.items()}
 
 
 def hot_minute(bench: Bench, args: argparse.Namespace, workers: list[int]) -> dict[str, Any]:
@@ -210,7 +254,10 @@ def hot_minute(bench: Bench, args: argparse.Namespace, workers: list[int]) -> di
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started_at = time.time()
-    with started(args.latency_ms, pubsub=not args.skip_pubsub) as bench:
+    teams = args.only == "teams" or (
+        args.only is None and not args.only_hot and not args.skip_teams
+    )
+    with started(args.latency_ms, pubsub=not args.skip_pubsub, teams=teams) as bench:
         # The emulator's JVM compiles its hot paths during the first minutes of load, on
         # the cores the contenders share: rounds of both first, until its compiler is quiet.
         warmup: list[dict[str, Any]] = []

@@ -156,7 +156,7 @@ def _billing(run: dict[str, Any]) -> str:
     return text
 
 
-# The runs of the table, in order; the hot-minute ones (from the fourth) are paced.
+# The runs of the table, in order; the ones from the fourth on are paced.
 _TABLE = (
     "ours",
     "seed",
@@ -166,6 +166,8 @@ _TABLE = (
     "pubsub_1",
     "pubsub_2",
     "pubsub_4",
+    "platform_slack",
+    "platform_teams",
 )
 
 
@@ -187,6 +189,8 @@ def render(result: dict[str, Any]) -> str:
         note = "CAPPED" if run["capped"] else ""
         if label == "seed" or run["capped"]:
             note += f" delivered {run['delivered']}/{run['seeded']}"
+        if "teams_429s" in run:
+            note += f" Teams 429s {run['teams_429s']}"
         if run.get("pubsub_redeliveries"):
             note += f" redelivered {run['pubsub_redeliveries']}"
         if run.get("load_average"):

@@ -23,9 +23,11 @@ from google.cloud import firestore
 from bench import cpu, metrics, seeding
 from bench.rpc import CountedClient, RpcCounter
 from bench.services import ROOT, StandInProcess
+from bench.teams import TeamsBench
 from core.clock import SystemClock
 from core.documents.deliveries import LedgerField
 from core.documents.messages import MessageField
+from core.platform import SLACK, TEAMS
 from core.runtime import Runtime, new_worker_id
 from core.settings import Settings
 from core.slack import SlackTransport
@@ -48,8 +50,9 @@ class Bench:
     standin: StandInProcess
     threads: int  # per floor worker: the same as ours posts in parallel within a pass
     pubsub: PubSubEmulator | None = None  # for the Pub/Sub mode only
+    teams: TeamsBench | None = None  # for the Teams runs only
 
-    def env(self, project: str) -> dict[str, str]:
+    def env(self, project: str, platform: str = SLACK) -> dict[str, str]:
         env = {
             "GOOGLE_CLOUD_PROJECT": project,
             "FIRESTORE_EMULATOR_HOST": self.firestore_host,
@@ -59,14 +62,29 @@ class Bench:
         }
         if self.pubsub is not None:
             env[EMULATOR_HOST_ENV] = self.pubsub.host_port
+        if platform == TEAMS:
+            env |= self.teams_side().env()
         return env
+
+    def teams_side(self) -> TeamsBench:
+        if self.teams is None:
+            raise RuntimeError("a Teams run needs the bench started with teams=True")
+        return self.teams
+
+    def standin_pid(self, platform: str) -> int:
+        return self.teams_side().pid if platform == TEAMS else self.standin.pid
+
+    def posts(self, platform: str) -> list[dict[str, Any]]:
+        """What the platform's stand-in recorded, as Slack posts (bench.teams)."""
+        return self.teams_side().posts() if platform == TEAMS else self.standin.posts()
 
 
 @contextlib.contextmanager
-def started(latency_ms: float, *, pubsub: bool = False) -> Iterator[Bench]:
+def started(latency_ms: float, *, pubsub: bool = False, teams: bool = False) -> Iterator[Bench]:
     """A Firestore emulator and a Slack stand-in answering after `latency_ms` (and, with
-    `pubsub`, the Pub/Sub emulator), for the length of a benchmark; workers post with
-    PARALLEL_POSTS threads (the floor too)."""
+    `pubsub`, the Pub/Sub emulator; with `teams`, the Teams stand-in answering sends after
+    the same latency), for the length of a benchmark; workers post with PARALLEL_POSTS
+    threads (the floor too)."""
     with contextlib.ExitStack() as stack:
         emulator = FirestoreEmulator()
         emulator.start()
@@ -80,8 +98,19 @@ def started(latency_ms: float, *, pubsub: bool = False) -> Iterator[Bench]:
             os.environ[EMULATOR_HOST_ENV] = pubsub_emulator.host_port
         standin = StandInProcess(latency_ms)
         stack.callback(standin.stop)
+        teams_bench = None
+        if teams:
+            teams_bench = TeamsBench(latency_ms)
+            stack.callback(teams_bench.stop)
         assert emulator.pid is not None  # started above
-        yield Bench(emulator.host_port, emulator.pid, standin, PARALLEL_POSTS, pubsub_emulator)
+        yield Bench(
+            emulator.host_port,
+            emulator.pid,
+            standin,
+            PARALLEL_POSTS,
+            pubsub_emulator,
+            teams_bench,
+        )
 
 
 def new_project(label: str) -> str:
@@ -98,25 +127,30 @@ def contend(
     cap_seconds: float,
     label: str | None = None,
     source: Path = ROOT,
+    platform: str = SLACK,
 ) -> dict[str, Any]:
-    """Seed `count` due one-offs over `channels`, run `workers` processes of `mode` from one
-    start signal, and measure what reached the stand-in. The workers run the code under
-    `source` (another revision's tree, for bench.compare)."""
+    """Seed `count` due one-offs over `channels` (Slack channels, or Teams conversations
+    with `platform` TEAMS), run `workers` processes of `mode` from one start signal, and
+    measure what reached the stand-in. The workers run the code under `source` (another
+    revision's tree, for bench.compare)."""
     project = new_project(label or mode)
     db = firestore.Client(project=project)
     due = datetime.now(UTC).replace(microsecond=0)
     prefix = f"{mode}-"
-    seeded = seeding.seed(db, prefix, count, channels, due)
+    seeded = seeding.seed(db, prefix, count, channels, due, platform=platform)
     bench.standin.reset()
+    if platform == TEAMS:
+        bench.teams_side().reset()
+        bench.teams_side().install(db, sorted({s.channel for s in seeded}), due)
     load_before = os.getloadavg()
     shape = {"mode": mode, "workers": workers, "count": count, "channels": channels}
     shape |= {"prefix": prefix, "due": due.isoformat(), "threads": bench.threads}
-    shape |= {"cap_seconds": cap_seconds}
+    shape |= {"cap_seconds": cap_seconds, "platform": platform}
     if mode == PUBSUB_MODE:
         run = _run_pubsub(bench, project, shape, source, len(seeded))
     else:
         run = run_workers(bench, project, shape, source)
-    posts = bench.standin.posts()
+    posts = bench.posts(platform)
     delivered = metrics.deliveries(seeded, posts, run.go)
     measured = metrics.workers(run.results, run.go, delivered["delivered"])
     measured["cpu_seconds"] |= run.service_cpu
@@ -139,6 +173,10 @@ def contend(
         "pacing": pacing,
         "final_statuses": dict(statuses),
         "worker_errors": run.errors,
+        "platform": platform,
+        # Sends the Teams stand-in answered 429 (Teams' rate limits): every send it took
+        # with a valid token, less those it recorded.
+        **({"teams_429s": bench.teams_side().sends() - len(posts)} if platform == TEAMS else {}),
         # The machine's load average (1, 5, 15 min) as the run began and ended: on a shared
         # machine, what its figures were taken under.
         "load_average": [[round(x, 2) for x in load] for load in (load_before, os.getloadavg())],
@@ -209,7 +247,8 @@ def run_workers(
     gives each process its mode (default: `workers` processes of the shape's mode); with
     `until`, the bench polls it (given the start time) after the start, then touches the
     stop file the processes watch."""
-    env = {**os.environ, **bench.env(project), **(extra_env or {})}
+    platform = shape.get("platform", SLACK)
+    env = {**os.environ, **bench.env(project, platform), **(extra_env or {})}
     modes = roles or [shape["mode"]] * shape["workers"]
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         configs: list[dict[str, Any]] = [
@@ -236,7 +275,7 @@ def run_workers(
             for c in configs
         ]
         _wait_ready(configs, procs)
-        cpu_before = _service_cpu(bench)
+        cpu_before = _service_cpu(bench, platform)
         go = time.time()
         Path(f"{tmp}/go").touch()
         if until is not None:
@@ -244,7 +283,7 @@ def run_workers(
                 time.sleep(_POLL_SECONDS)
             Path(f"{tmp}/stop").touch()
         errors = _wait_done(procs, shape["cap_seconds"] + _GRACE)
-        cpu_after = _service_cpu(bench)
+        cpu_after = _service_cpu(bench, platform)
         results = [
             json.loads(Path(c["result"]).read_text()) for c in configs if Path(c["result"]).exists()
         ]
@@ -262,14 +301,14 @@ def _add_claims(db: firestore.Client, close_pairs: list[dict[str, Any]]) -> None
         pair["claims"] = [next(claims) for _ in pair["delivery_ids"]]
 
 
-def _service_cpu(bench: Bench) -> dict[str, float]:
+def _service_cpu(bench: Bench, platform: str = SLACK) -> dict[str, float]:
     """CPU seconds so far of the emulator (and of its JIT compiler, a part of it) and the
-    stand-in (cumulative, so a run's share is a difference; the bench's own reads of the
-    stand-in's record come after a run)."""
+    platform's stand-in (cumulative, so a run's share is a difference; the bench's own
+    reads of the stand-in's record come after a run)."""
     return {
         "emulator": cpu.group_seconds(bench.emulator_pgid),
         "emulator_jit": cpu.compiler_seconds(bench.emulator_pgid),
-        "standin": cpu.process_seconds(bench.standin.pid),
+        "standin": cpu.process_seconds(bench.standin_pid(platform)),
     }
 
 

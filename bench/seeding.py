@@ -10,8 +10,9 @@ from typing import Any
 
 from google.cloud import firestore
 
-from core.documents.messages import MessageWrite, Status
+from core.documents.messages import MessageField, MessageWrite, Status
 from core.models import message_delivery_id
+from core.platform import SLACK, TEAMS
 from core.store import MESSAGES
 
 BATCH = 500  # Firestore's limit of writes per commit
@@ -30,20 +31,34 @@ class Seeded:
         return message_delivery_id(self.doc_id, self.due)
 
 
+def conversation(n: int, channels: int, channel_tag: str, platform: str) -> str:
+    """Where message `n` posts: a Slack channel id, or a Teams channel's conversation id."""
+    if platform == TEAMS:
+        return f"19:{channel_tag.lower()}{n % channels:05d}@thread.tacv2"
+    return f"C{n % channels:05d}{channel_tag}"
+
+
 def message(
-    prefix: str, n: int, channels: int, due: datetime, channel_tag: str = "BENCH"
+    prefix: str,
+    n: int,
+    channels: int,
+    due: datetime,
+    channel_tag: str = "BENCH",
+    platform: str = SLACK,
 ) -> tuple[Seeded, dict[str, Any]]:
-    seeded = Seeded(f"{prefix}{n:06d}", f"C{n % channels:05d}{channel_tag}", due)
+    seeded = Seeded(f"{prefix}{n:06d}", conversation(n, channels, channel_tag, platform), due)
     data = MessageWrite(
-        channel=seeded.channel,
         text=f"**Benchmark** message {n}: stand-up in 5 minutes",
         timezone="UTC",
         send_at=due,
         next_run_at=due,
         status=Status.PENDING,
         version=1,
-    )
-    return seeded, data.to_document()
+    ).to_document()
+    # The typed write has no `teams_conversation`: it is added by its field name.
+    where = MessageField.TEAMS_CONVERSATION if platform == TEAMS else MessageField.CHANNEL
+    data[where] = seeded.channel
+    return seeded, data
 
 
 def seed(
@@ -53,9 +68,11 @@ def seed(
     channels: int,
     due: datetime,
     channel_tag: str = "BENCH",
+    platform: str = SLACK,
 ) -> list[Seeded]:
-    """`count` waiting one-offs due at `due`, in batches of 500 committed four at a time."""
-    rows = [message(prefix, n, channels, due, channel_tag) for n in range(count)]
+    """`count` waiting one-offs due at `due` over `channels` conversations of `platform`, in
+    batches of 500 committed four at a time."""
+    rows = [message(prefix, n, channels, due, channel_tag, platform) for n in range(count)]
 
     def commit(chunk: list[tuple[Seeded, dict[str, Any]]]) -> None:
         batch = db.batch()

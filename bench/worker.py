@@ -20,23 +20,28 @@ from bench.contenders import run_floor, run_ours, run_people, run_seed_style
 from bench.pubsub_roles import run_deliver, run_tick_publish
 from bench.rpc import CountedClient, RpcCounter
 from core.clock import SystemClock
-from core.runtime import Runtime, new_worker_id
+from core.runtime import Runtime, new_worker_id, teams_for
 from core.settings import Settings
 from core.slack import SlackTransport
 
 
 def build_runtime(counter: RpcCounter) -> Runtime:
+    """The product's runtime on a counted client: the Teams transport too when TEAMS_APP_ID
+    is set (a Teams run), its `teams_conversations` reads counted with the rest."""
     settings = Settings.from_env()
+    db = CountedClient(settings.project, counter)
+    clock = SystemClock()
     return Runtime(
         settings=settings,
-        db=CountedClient(settings.project, counter),
+        db=db,
         slack=SlackTransport(
             token=settings.slack_bot_token or "xoxb-bench",
             base_url=settings.slack_api_url,
             timeout_seconds=settings.slack_timeout_seconds,
         ),
-        clock=SystemClock(),
+        clock=clock,
         worker_id=new_worker_id(),
+        teams=teams_for(settings, db, clock),
     )
 
 

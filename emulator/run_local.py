@@ -50,6 +50,7 @@ from emulator.pubsub import (
     create_push_subscription,
     create_topic,
 )
+from emulator.run_teams import TEAMS_TARGET_PORT, set_up_teams_demo, start_teams_standin
 from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,13 @@ DELIVER_PORT = int(os.environ.get("LOCAL_DELIVER_PORT", "8082"))
 # The `interactions` target: Slack's (here: the stand-in's replayed) clicks on buttons.
 INTERACTIONS_PORT = int(os.environ.get("LOCAL_INTERACTIONS_PORT", "8084"))
 PUSH_PORT = int(os.environ.get("LOCAL_PUSH_PORT", "8083"))
+# The targets served for every run, in the order they start (`deliver` too with DISPATCH=pubsub).
+SERVED = (
+    ("tick", FUNCTION_PORT),
+    ("api", API_PORT),
+    ("interactions", INTERACTIONS_PORT),
+    ("teams", TEAMS_TARGET_PORT),
+)
 
 
 WEEKLY = "FREQ=WEEKLY;BYDAY=MO,TH;BYHOUR=9;BYMINUTE=30"
@@ -307,19 +315,19 @@ def main() -> int:
             interactions_url = f"http://127.0.0.1:{INTERACTIONS_PORT}/"
             standin.set_interactivity(interactions_url, env["SLACK_SIGNING_SECRET"])
             print(replay_hint(standin.control_url, interactions_url))
+        teams = start_teams_standin(env)
+        stack.append(teams)
 
         if env.get("DISPATCH") == PUBSUB:
             stack.extend(start_pubsub(project, token, env))
-        function = serve("tick", FUNCTION_PORT, env)
-        stack.append(function)
-        wait_for_function(FUNCTION_PORT, function)
-        api = serve("api", API_PORT, env)
-        stack.append(api)
-        wait_for_function(API_PORT, api)
-        interactions = serve("interactions", INTERACTIONS_PORT, env)
-        stack.append(interactions)
-        wait_for_function(INTERACTIONS_PORT, interactions)
-        seed(firestore.Client(project=project), channel, datetime.now(UTC))
+        for target, port in SERVED:
+            served = serve(target, port, env)
+            stack.append(served)
+            wait_for_function(port, served)
+        now = datetime.now(UTC)
+        db = firestore.Client(project=project)
+        seed(db, channel, now)
+        set_up_teams_demo(teams, db, now)
         print(
             f"tick target on http://127.0.0.1:{FUNCTION_PORT}/, ticking every {interval:g} s "
             "(Ctrl-C to stop).",

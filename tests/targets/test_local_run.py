@@ -1,9 +1,9 @@
 """`make run DISPATCH=pubsub` end to end, as a developer runs it (`python -m emulator.run_local`
 with the Makefile's environment): the tick over HTTP publishes what is due, the emulator
-pushes each message to `deliver` served by functions-framework, and the Slack stand-in gets
-one post per occurrence; the subscriptions it created are read back from the emulator. Every
-server it starts takes a free port, so a `make run` on the machine cannot break it, and
-nothing is refused before anyone has clicked."""
+pushes each message to `deliver` served by functions-framework, and the Slack stand-in (the
+Teams stand-in, for the Teams examples) gets one post per occurrence; the subscriptions it
+created are read back from the emulator. Every server it starts takes a free port, so a `make
+run` on the machine cannot break it, and nothing is refused before anyone has clicked."""
 
 from __future__ import annotations
 
@@ -29,11 +29,16 @@ from core.subscription import (
     MIN_RETRY_DELAY_SECONDS,
 )
 from emulator.slack_standin import RecordedPost
+from emulator.teams_connector import RecordedActivity
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-# Every port run_local reads (`LOCAL_<NAME>_PORT`): each server it starts, one a test must move
-# off its fixed default.
-PORT_NAMES = re.findall(r'"LOCAL_(\w+)_PORT"', (ROOT / "emulator" / "run_local.py").read_text())
+# Every port run_local reads (`LOCAL_<NAME>_PORT`, its Teams side's too): each server it
+# starts, one a test must move off its fixed default.
+PORT_NAMES = [
+    name
+    for module in ("run_local.py", "run_teams.py")
+    for name in re.findall(r'"LOCAL_(\w+)_PORT"', (ROOT / "emulator" / module).read_text())
+]
 
 
 def free_port() -> int:
@@ -49,6 +54,17 @@ def posts(slack_port: int) -> list[RecordedPost]:
             return [RecordedPost.from_json(p) for p in json.loads(response.read())]
     except OSError:
         return []  # not up yet
+
+
+def teams_posts(teams_port: int) -> list[str]:
+    """The delivery id each activity the Teams stand-in recorded carries."""
+    url = f"http://127.0.0.1:{teams_port}/_control/activities"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            recorded = [RecordedActivity.from_json(a) for a in json.loads(response.read())]
+    except OSError:
+        return []  # not up yet
+    return [a.delivery_id or "" for a in recorded]
 
 
 @pytest.mark.slow
@@ -67,6 +83,7 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
         "LOCAL_TICK_SECONDS": "2",
     }
     ports = {name: free_port() for name in PORT_NAMES} | {"SLACK": slack_port}
+    teams_port = ports["TEAMS"]
     env |= {f"LOCAL_{name}_PORT": str(port) for name, port in ports.items()}
     log = tmp_path / "run.log"
     with log.open("wb") as out:
@@ -78,13 +95,17 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
             stderr=subprocess.STDOUT,
         )
     wanted = {"example-welcome", "example-no-broadcast", "example-rotation"}
+    wanted_in_teams = {"example-teams-welcome", "example-teams-buttons", "example-teams-rotation"}
     try:
         for _ in range(300):  # bounded: 0.5 s apart; the examples are due at start
-            if wanted <= subjects(posts(slack_port)) or run.poll() is not None:
+            in_teams = {d.split(":")[1] for d in teams_posts(teams_port) if d}
+            done = wanted <= subjects(posts(slack_port)) and wanted_in_teams <= in_teams
+            if done or run.poll() is not None:
                 break
             time.sleep(0.5)
         time.sleep(4)  # two more ticks: what they publish again must not post again
         final = posts(slack_port)
+        in_teams_final = teams_posts(teams_port)
     finally:
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=60)
@@ -93,6 +114,8 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
     assert wanted <= subjects(final), output[-4000:]
     delivered = [p.delivery_id for p in final]
     assert len(delivered) == len(set(delivered)), output[-4000:]  # one post per occurrence
+    in_teams_once = sorted(d.split(":")[1] for d in in_teams_final)
+    assert in_teams_once == sorted(wanted_in_teams), output[-4000:]
     # `deliver` printed each delivery, as the inline mode's tick does. Only the examples due
     # at start are compared: the every-minute series may be mid-send when the run is stopped.
     lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
