@@ -23,6 +23,7 @@ import asyncio
 import copy
 import math
 import ssl
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -61,6 +62,9 @@ CONNECTOR, GRAPH = "teams.connector", "teams.graph"
 _PLACEHOLDER_ID = "DO_NOT_USE_PLACEHOLDER_ID"
 
 _Answer = TypeVar("_Answer")
+# Under Teams' 50 a second per app per tenant, with room for the updates of answered cards.
+TENANT_SENDS_PER_SECOND = 40
+TENANT_INTERVAL = timedelta(seconds=1) / TENANT_SENDS_PER_SECOND
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,31 @@ class ConversationRef:
     # id is the Bot Framework's own); None: the conversation id.
     chat_id: str | None = None
     removed: bool = False
+    tenant_id: str | None = None  # whose 50 requests a second it shares (TenantPace)
 
 
 Conversations = Callable[[str], ConversationRef | None]
+
+
+class TenantPace:
+    """At most TENANT_SENDS_PER_SECOND connector calls a second per tenant from this process:
+    Teams allows an app 50 a second per tenant (docs/teams-limits.md), and one worker with
+    warm connections posts faster than that. Each call takes the tenant's next free instant
+    and sleeps until it, on the caller's clock; workers in other processes are held by
+    Teams' own 429, waited out per conversation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: dict[str | None, datetime] = {}
+
+    def take(self, tenant: str | None, clock: Clock) -> None:
+        now = clock.now()
+        with self._lock:
+            at = max(self._next.get(tenant, now), now)
+            self._next = {t: n for t, n in self._next.items() if n > now}
+            self._next[tenant] = at + TENANT_INTERVAL
+        if at > now:
+            clock.sleep((at - now).total_seconds())
 
 
 def wrapped_card(message: TeamsMessage, delivery_id: str) -> dict[str, Any]:
@@ -115,7 +141,14 @@ class TeamsTransport:
         self._timeout = timeout_seconds
         self._tokens = MsalTokens(settings)
         self._graph = session(settings.teams_ca_bundle)
+        ca_bundle = settings.teams_ca_bundle
+        self._tls = (
+            ssl.create_default_context(cafile=ca_bundle)
+            if ca_bundle
+            else httpx.create_ssl_context()
+        )
         self._clock: Clock = clock or SystemClock()
+        self._tenants = TenantPace()
         self._waits = MethodWaits()
 
     def with_clock(self, clock: Clock) -> TeamsTransport:
@@ -145,6 +178,7 @@ class TeamsTransport:
         ref = self._installed(conversation_id)
         if isinstance(ref, PostResult):
             return ref
+        self._tenants.take(ref.tenant_id, self._clock)
         answer = self._call(
             CONNECTOR,
             conversation_id,
@@ -168,8 +202,9 @@ class TeamsTransport:
         """One create (or update) through a new ApiClient on this event loop; the id Teams
         answered."""
         async with self._http() as http:
-            options = Client(ClientOptions(timeout=self._timeout))
-            options.http = http  # ours: no retries, no environment proxies
+            # Ours (no retries, no environment proxies), handed in: the SDK's own default
+            # client would load the CA certificates again on every post.
+            options = Client(ClientOptions(timeout=self._timeout), _http=http)
             api = ApiClient(ref.service_url, options, token_provider=self._tokens)
             if activity_id is None:
                 created = await api.conversations.create_activity(conversation_id, sent)
@@ -178,11 +213,9 @@ class TeamsTransport:
             return activity_id
 
     def _http(self) -> httpx.AsyncClient:
-        ca_bundle = self._settings.teams_ca_bundle
-        verify: ssl.SSLContext | bool = (
-            ssl.create_default_context(cafile=ca_bundle) if ca_bundle else True
-        )
-        transport = httpx.AsyncHTTPTransport(verify=verify, retries=0, trust_env=False)
+        """A client for one event loop (its pool is that loop's), on the transport's one TLS
+        context: loading the CA certificates is most of a post's CPU otherwise."""
+        transport = httpx.AsyncHTTPTransport(verify=self._tls, retries=0, trust_env=False)
         return httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(self._timeout), trust_env=False
         )
@@ -344,6 +377,7 @@ def stored_conversations(db: firestore.Client, app_id: str) -> Conversations:
             channel_id=place.channel_id,
             chat_id=chat_id,
             removed=not stored.installed,
+            tenant_id=place.tenant_id,
         )
 
     return lookup

@@ -15,7 +15,7 @@ import pytest
 from core.clock import FixedClock
 from core.platform import Lookup, Outcome, Witness
 from core.settings import Settings
-from core.teams import ConversationRef, TeamsTransport, wrapped_card
+from core.teams import ConversationRef, TeamsTransport, TenantPace, wrapped_card
 from emulator.teams_faults import Fault
 from emulator.teams_standin import TeamsStandIn
 from formatting.teams_message import TeamsMessage
@@ -522,3 +522,14 @@ def test_the_seams_proof_finds_our_post_and_logs_another_apps_copy(teams, transp
         if "another app carries this delivery_id" in line
     ]
     assert (warning["delivery_id"], warning["app_id"]) == ("d2", other_app)
+
+
+def test_one_process_posts_at_most_forty_a_second_to_one_tenant() -> None:
+    """Teams allows an app 50 requests a second per tenant: the transport spaces its calls
+    to one tenant 25 ms apart on its clock, and another tenant's are not held by them."""
+    clock = FixedClock(T0)
+    pace = TenantPace()
+    for _ in range(41):
+        pace.take("contoso", clock)
+    pace.take("fabrikam", clock)
+    assert clock.now() - T0 == timedelta(seconds=1)  # 40 intervals of 25 ms
