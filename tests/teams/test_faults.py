@@ -6,21 +6,24 @@ once). Never two activities for one delivery id, never one lost."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
 
-from core.models import message_delivery_id
+from core.models import message_delivery_id, rotation_delivery_id
 from core.store import DELIVERIES, MESSAGES, TEAMS_CONVERSATIONS
 from emulator.teams_faults import Fault
 from emulator.teams_graph import CHANNEL_PERMISSION
 from emulator.teams_standin import TeamsStandIn
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
-from tests.fixtures.messages import seed_message
-from tests.fixtures.teams_inbound import CHANNEL, free_port
+from tests.fixtures.deliveries import ledger
+from tests.fixtures.messages import message, seed_message
+from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.teams_inbound import AAD_GROUP, CHANNEL, TEAM, free_port, install
 
 FAILED, RELEASED, HELD = "failed", "released", "held"
 
@@ -136,3 +139,88 @@ def test_each_teams_outcome_is_failed_released_or_reconciled_never_doubled(
     # only a post Graph showed absent, or one never made.
     assert read_graph == (row.first == HELD)
     assert entry["attempts"] == (1 if row.recorded else 2)
+
+
+# --- every kind through hours of passes, as tests/processor/test_fault_matrix.py on Slack ----
+
+ONE_OFF, SERIES, ROTATION = (
+    "19:c01oneoff@thread.tacv2",
+    "19:c02series@thread.tacv2",
+    "19:c03rotate@thread.tacv2",
+)
+SERIES_COUNT = 6
+SCENARIOS = {
+    "dropped-after-record": [Fault("drop", after_record=True, times=4)],
+    "timeouts-after-record": [Fault("timeout", delay=1.5, after_record=True, times=4)],
+    "429-storm": [Fault("rate_limit", retry_after=20, times=40)],
+    "5xx": [Fault("server_error", status=503, times=4)],
+    "5xx-and-graph-briefly-down": [
+        Fault("server_error", status=502, times=3),
+        Fault("server_error", status=503, operation="graph", times=3),
+    ],
+    "dropped-and-graph-unreadable": [Fault("drop", after_record=True, times=3)],
+}
+
+
+def _install(teams: Any, standin: TeamsStandIn, readable: bool) -> None:
+    for conversation in (ONE_OFF, SERIES, ROTATION):
+        name = conversation[3:12]
+        standin.channel(conversation, name=name, team_id=TEAM, aad_group_id=AAD_GROUP)
+        assert set(install(teams, standin, conversation)) == {200}
+    standin.grant(ONE_OFF, CHANNEL_PERMISSION, granted=readable)  # RSC is the team's
+
+
+def _expected() -> list[str]:
+    series = [
+        message_delivery_id("series", T0 + timedelta(minutes=10 * n)) for n in range(SERIES_COUNT)
+    ]
+    day = rotation_delivery_id("standup", date(2027, 1, 4))
+    return [message_delivery_id("one-off", T0), *series, day]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("faults", SCENARIOS.values(), ids=SCENARIOS.keys())
+def test_every_kind_is_posted_once_or_settled_with_a_reason_on_teams(
+    teams_rt: Any, teams: Any, standin: TeamsStandIn, faults: list[Fault]
+) -> None:
+    _install(teams, standin, readable=faults != SCENARIOS["dropped-and-graph-unreadable"])
+    db = teams_rt.db
+    seed_message(db, "one-off", channel=None, teams_conversation=ONE_OFF)
+    seed_message(
+        db,
+        "series",
+        channel=None,
+        teams_conversation=SERIES,
+        status="recurring",
+        send_at=None,
+        rrule=f"FREQ=MINUTELY;INTERVAL=10;COUNT={SERIES_COUNT}",
+        dtstart="2027-01-04T09:00",
+    )
+    members = ["29:1alice", "29:1bob", "29:1carol"]
+    seed_rotation(db, channel=None, teams_conversation=ROTATION, members=members)
+    for fault in faults:
+        standin.inject(fault)
+
+    for _ in range(150):  # two and a half hours of minutely passes
+        run_pass(teams_rt)
+        teams_rt.clock.advance(timedelta(minutes=1))
+
+    posted = Counter(standin.delivery_ids())
+    entries = ledger(db)
+    assert {d: n for d, n in posted.items() if n > 1} == {}
+    for delivery_id in _expected():
+        if delivery_id not in entries:
+            # A later occurrence of a series parked for a person: the series says why.
+            series = message(db, "series")
+            assert delivery_id.startswith("m:series:"), delivery_id
+            assert series["status"] == "unconfirmed" and series["last_error"]["code"]
+            continue
+        entry: dict[str, Any] = entries[delivery_id]
+        if entry["status"] == "sent":
+            assert posted[delivery_id] == 1, delivery_id
+        else:  # unverified or given up: only with a reason a person can act on
+            assert entry["status"] in ("failed", "unconfirmed"), (delivery_id, entry)
+            assert entry["error"]["code"], (delivery_id, entry)
+    assert set(posted) <= set(_expected())
+    if faults == SCENARIOS["dropped-and-graph-unreadable"]:  # held for a person, not resent
+        assert "unconfirmed" in {e["status"] for e in entries.values()}
