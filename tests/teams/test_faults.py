@@ -224,3 +224,5 @@ def test_every_kind_is_posted_once_or_settled_with_a_reason_on_teams(
     assert set(posted) <= set(_expected())
     if faults == SCENARIOS["dropped-and-graph-unreadable"]:  # held for a person, not resent
         assert "unconfirmed" in {e["status"] for e in entries.values()}
+    else:  # Graph could be read: every occurrence went out, once
+        assert [posted[d] for d in _expected()] == [1] * len(_expected())
