@@ -7,6 +7,7 @@ card of another bot or a person's message quoting the delivery id taken as no pr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from processor.reconcile import backoff
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import seed_message
+from tests.fixtures.runtime import make_runtime
 from tests.fixtures.teams_inbound import CHANNEL, personal_chat
 
 LOST = Fault("drop", after_record=True, times=1)  # recorded, its answer never came
@@ -156,3 +158,38 @@ def test_another_bots_card_or_a_person_quoting_the_delivery_id_is_no_proof(
     entry = _entry(teams_rt, delivery_id)
     assert (entry["status"], entry["activity_id"]) == ("sent", activity.id)
     assert len(standin.activities(conversation)) == 3  # the two quotes, and ours once
+
+
+@pytest.mark.parametrize("place", ["channel", "personal"])
+def test_a_busy_conversation_is_read_over_several_passes_resuming_where_it_stopped(
+    teams_rt: Any, standin: TeamsStandIn, place: str
+) -> None:
+    """One Graph page a pass (HISTORY_CALLS_PER_PASS=1), pages short or empty while more
+    remain, 120 newer messages above ours: each pass reads on from the last one's page."""
+    rt = make_runtime(
+        replace(teams_rt.settings, history_calls_per_pass=1),
+        teams_rt.db,
+        teams_rt.clock,
+        "worker-a",
+    )
+    conversation, permission = _where(standin, place)
+    standin.grant(conversation, permission)
+    standin.set_short_pages(True)
+    delivery_id = _seed(rt, conversation)
+    standin.inject(LOST)
+    run_pass(rt)
+    for n in range(120):
+        rt.clock.advance(timedelta(milliseconds=100))
+        standin.add_message(conversation, f"chatter {n}")
+
+    rt.clock.advance(timedelta(seconds=301))
+    passes = 0
+    while _entry(rt, delivery_id)["status"] == "claimed" and passes < 12:
+        run_pass(rt)
+        rt.clock.advance(timedelta(minutes=1))
+        passes += 1
+
+    [activity] = _ours(standin, delivery_id)
+    entry = _entry(rt, delivery_id)
+    assert (entry["status"], entry["activity_id"], entry["attempts"]) == ("sent", activity.id, 1)
+    assert passes == standin.calls("graph", conversation) > 2  # one page a pass, none again
