@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from core.clock import FixedClock
 from core.models import message_delivery_id
 from core.store import DELIVERIES
 from emulator.teams_faults import Fault
@@ -162,14 +163,14 @@ def test_another_bots_card_or_a_person_quoting_the_delivery_id_is_no_proof(
 
 @pytest.mark.parametrize("place", ["channel", "personal"])
 def test_a_busy_conversation_is_read_over_several_passes_resuming_where_it_stopped(
-    teams_rt: Any, standin: TeamsStandIn, place: str
+    teams_rt: Any, standin: TeamsStandIn, clock: FixedClock, place: str
 ) -> None:
     """One Graph page a pass (HISTORY_CALLS_PER_PASS=1), pages short or empty while more
     remain, 120 newer messages above ours: each pass reads on from the last one's page."""
     rt = make_runtime(
         replace(teams_rt.settings, history_calls_per_pass=1),
         teams_rt.db,
-        teams_rt.clock,
+        clock,
         "worker-a",
     )
     conversation, permission = _where(standin, place)
@@ -179,14 +180,14 @@ def test_a_busy_conversation_is_read_over_several_passes_resuming_where_it_stopp
     standin.inject(LOST)
     run_pass(rt)
     for n in range(120):
-        rt.clock.advance(timedelta(milliseconds=100))
+        clock.advance(timedelta(milliseconds=100))
         standin.add_message(conversation, f"chatter {n}")
 
-    rt.clock.advance(timedelta(seconds=301))
+    clock.advance(timedelta(seconds=301))
     passes = 0
     while _entry(rt, delivery_id)["status"] == "claimed" and passes < 12:
         run_pass(rt)
-        rt.clock.advance(timedelta(minutes=1))
+        clock.advance(timedelta(minutes=1))
         passes += 1
 
     [activity] = _ours(standin, delivery_id)
