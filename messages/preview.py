@@ -11,6 +11,7 @@ from typing import Any
 
 from core.documents.deliveries import LedgerField, LedgerKind
 from core.documents.messages import MessageField
+from core.documents.subjects import shown_destination
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.runtime import Runtime
@@ -58,7 +59,7 @@ def _preview(snap: Any, now: datetime) -> tuple[dict[str, Any], Message | None, 
     entry: dict[str, Any] = {
         "kind": LedgerKind.MESSAGE,
         "id": snap.id,
-        "channel": data.get(MessageField.CHANNEL),
+        **shown_destination(data),
         "occurrence_at": None,
     }
     if data.get(MessageField.USER) is not None:

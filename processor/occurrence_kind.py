@@ -23,7 +23,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, sent_write
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, LeaseField, invalid_lease, lease_of, usable_lease
-from core.documents.subjects import SubjectField, SubjectWrite
+from core.documents.subjects import SubjectField, SubjectWrite, shown_destination
 from core.documents.write import DELETE, UNSET
 from core.errors import DocumentError
 from core.platform import DEFAULT_RETRY_AFTER, Destination, Outcome, PostResult
@@ -225,7 +225,7 @@ class OccurrenceKind(Generic[S, A]):
     def _preview(self, snap: Snapshot) -> dict[str, Any]:
         """What a send of the document would post now: its text as `render` renders it."""
         data = snap.to_dict() or {}
-        preview = {"id": snap.id, "channel": data.get(SubjectField.CHANNEL)}
+        preview = {"id": snap.id, **shown_destination(data)}
         try:
             subject = self.parse(snap.id, data)
             occurrence = self.rules.occurrence(subject) or data[SubjectField.NEXT_RUN_AT]

@@ -8,7 +8,7 @@ from typing import Any
 
 from core.documents.deliveries import LedgerKind
 from core.documents.leases import LEASE, check_lease
-from core.documents.rotations import RotationField
+from core.documents.subjects import shown_destination
 from core.errors import DocumentError
 from core.rotation import Rotation, turn_for
 from core.store import Snapshot
@@ -28,7 +28,7 @@ def preview_due_turn(snap: Snapshot, now: datetime) -> dict[str, Any] | None:
     entry: dict[str, Any] = {
         "kind": LedgerKind.ROTATION,
         "id": snap.id,
-        "channel": data.get(RotationField.CHANNEL),
+        **shown_destination(data),
     }
     try:
         check_lease(data.get(LEASE))

@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     listing.add_argument("--limit", type=int, default=50)
     marked = sub.add_parser("mark-delivered", help="a person saw it in the channel")
     marked.add_argument("delivery_id")
-    marked.add_argument("--ts", required=True, help="the Slack ts of the message seen")
+    marked.add_argument(
+        "--ts", required=True, help="the post seen: its Slack ts, or its Teams activity id"
+    )
     marked.add_argument("--reason", required=True)
     released = sub.add_parser("release", help="a person knows it did not go out: resend")
     released.add_argument("delivery_id")

@@ -36,6 +36,11 @@ from tests.fixtures.pubsub import (  # noqa: F401  (fixtures, started only by te
     pubsub_host,
 )
 from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, ROOT, make_runtime
+from tests.fixtures.teams_target import (  # noqa: F401  (fixtures of tests/teams/, tests/contract/)
+    standin,
+    teams,
+    teams_app,
+)
 
 # `pytester`: tests/emulator/test_tiers.py runs pytest on probe tests to check the tiers.
 pytest_plugins = ("pytester",)
@@ -106,8 +111,8 @@ def clock() -> FixedClock:
 @pytest.fixture
 def slack(clock: FixedClock) -> Iterator[SlackStandIn]:
     # On the test's clock, so message ts line up with the instants the processor sees.
-    with SlackStandIn(clock=clock) as standin:
-        yield standin
+    with SlackStandIn(clock=clock) as running:
+        yield running
 
 
 @pytest.fixture

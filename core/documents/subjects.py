@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Self
+from typing import Any, Self
 
 from core.documents.errors import StoredError
 from core.documents.leases import LEASE, Lease, LeasePatch
@@ -30,6 +30,17 @@ class SubjectField(enum.StrEnum):
     ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)
     UPDATED_AT = "updated_at"
     VERSION = "version"
+
+
+def shown_destination(data: dict[str, Any]) -> dict[str, Any]:
+    """Where a dry run's preview says a stored subject posts: its `channel` (null for a
+    person's, whose DM a dry run never opens, and for a Teams one), and its
+    `teams_conversation` when it names one."""
+    shown = {SubjectField.CHANNEL.value: data.get(SubjectField.CHANNEL)}
+    conversation = data.get(SubjectField.TEAMS_CONVERSATION)
+    if conversation is not None:
+        shown[SubjectField.TEAMS_CONVERSATION.value] = conversation
+    return shown
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,13 +17,14 @@ from typing import Any
 from google.cloud import firestore
 
 from core.models import event_delivery_id, event_id, message_delivery_id, rotation_delivery_id
+from core.platform import PLATFORMS, SLACK
 from core.store import EVENTS, MESSAGES, ROTATIONS
-from emulator.slack_standin import Fault, SlackStandIn
 from events.kind import EVENT_KIND
 from messages.kind import MESSAGE_KIND
 from processor.abc import AnyKind
 from processor.kind_pass import run_kind
 from rotations.kind import ROTATION_DAY_KIND
+from tests.contract.chats import Chat
 from tests.contract.toy import TOY_KIND, TOY_NOTES
 from tests.contract.toy import delivery_id as toy_delivery_id
 from tests.fixtures.api import call
@@ -34,8 +35,6 @@ from tests.fixtures.rotations import seed_rotation
 # Markdown, so that a preview shown raw and a post rendered for Slack differ.
 TEXT = "Deploy **now**: the _release_ is tagged"
 CHANNEL = "C0123ABCD"
-# A stored channel the processor's own parsing rejects, for every kind.
-UNPARSEABLE = {"channel": "not-a-channel"}
 
 _ids = itertools.count()
 
@@ -43,11 +42,12 @@ _ids = itertools.count()
 @dataclass(frozen=True)
 class World:
     """What a subject is seeded into and read from: the test's Firestore project, clock,
-    Slack stand-in and `api` target client."""
+    chat platform (tests/contract/chats.py: Slack's stand-in or Teams') and `api` target
+    client."""
 
     db: firestore.Client
     clock: Any
-    slack: SlackStandIn
+    chat: Chat
     api: Any
 
 
@@ -82,6 +82,9 @@ class Subject:
     retry_policy: bool = True
     # Where the `api` target edits one (`PUT`, its id appended); None: it has no edit.
     edit_route: str | None = None
+    # The platforms it is sent on here. `POST /events` takes a Slack channel only on main
+    # (its `teams_conversation` is another change's), so events run on Slack alone.
+    platforms: tuple[str, ...] = PLATFORMS
 
     def stored(self, world: World, seeded: Seeded) -> dict[str, Any]:
         snap = world.db.collection(self.kind.collection).document(seeded.id).get()
@@ -102,20 +105,30 @@ def _operator_failed(doc: dict[str, Any]) -> bool:
 
 def _seed_one_off(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
     now = world.clock.now()
-    stored = {"text": TEXT, **fields}
-    mid = seed_message(world.db, channel=channel, send_at=now, next_run_at=now, **stored)
+    stored = {"text": TEXT, **world.chat.where(channel), **fields}
+    mid = seed_message(world.db, send_at=now, next_run_at=now, **stored)
     return Seeded(mid, message_delivery_id(mid, now), f"{MESSAGES}/{mid}", now)
 
 
 def _seed_series(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
     now = world.clock.now()
     start = now.strftime("%Y-%m-%dT%H:%M:%S")
-    mid = seed_series(world.db, now, channel=channel, dtstart=start, **{"text": TEXT, **fields})
+    stored = {"text": TEXT, **world.chat.where(channel), **fields}
+    mid = seed_series(world.db, now, dtstart=start, **stored)
     return Seeded(mid, message_delivery_id(mid, now), f"{MESSAGES}/{mid}", now)
 
 
+def _post_id_kept(doc: dict[str, Any], field: str) -> bool:
+    """A Slack subject keeps its post's `ts` in `field`; a Teams one never writes it (its
+    activity id is on the ledger entry)."""
+    if doc.get("teams_conversation") is None:
+        return bool(doc.get(field))
+    return field not in doc
+
+
 def _one_off_sent(doc: dict[str, Any], seeded: Seeded) -> bool:
-    return doc.get("status") == "sent" and "lease" not in doc and bool(doc.get("last_slack_ts"))
+    sent = doc.get("status") == "sent" and "lease" not in doc
+    return sent and _post_id_kept(doc, "last_slack_ts")
 
 
 def _series_went_on(doc: dict[str, Any], seeded: Seeded) -> bool:
@@ -136,12 +149,12 @@ def _seed_rotation_day(world: World, channel: str, fields: dict[str, Any]) -> Se
     rid = seed_rotation(
         world.db,
         f"rotation-{next(_ids)}",
-        channel=channel,
         timezone="UTC",
         send_time=now.strftime("%H:%M"),
         weekdays=list(range(7)),
         next_run_at=now,
-        **{"text": "{member} hosts **today**", **fields},
+        members=list(world.chat.people),
+        **{"text": "{member} hosts **today**", **world.chat.where(channel), **fields},
     )
     return Seeded(rid, rotation_delivery_id(rid, now.date()), f"{ROTATIONS}/{rid}", now)
 
@@ -167,7 +180,8 @@ def _seed_released_event(world: World, channel: str, fields: dict[str, Any]) -> 
     """`POST /events` whose send Slack rate-limits (Retry-After 30): the event is released;
     the clock then moves past its retry, so a pass finds it due."""
     key = f"contract-{next(_ids)}:done"
-    world.slack.inject(Fault("rate_limit", retry_after=30, times=1))
+    assert world.chat.platform == SLACK
+    world.chat.rate_limited_once(30)
     status, answer = call(
         world.api, "POST", "/events", {"key": key, "channel": channel, "text": TEXT}
     )
@@ -182,7 +196,7 @@ def _seed_released_event(world: World, channel: str, fields: dict[str, Any]) -> 
 
 
 def _event_sent(doc: dict[str, Any], seeded: Seeded) -> bool:
-    return doc.get("status") == "sent" and "lease" not in doc and bool(doc.get("slack_ts"))
+    return doc.get("status") == "sent" and "lease" not in doc and _post_id_kept(doc, "slack_ts")
 
 
 # --- a toy kind, defined only in the tests (tests/contract/toy.py) ---------------------------
@@ -191,13 +205,14 @@ def _event_sent(doc: dict[str, Any], seeded: Seeded) -> bool:
 def _seed_note(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
     now = world.clock.now()
     ref = world.db.collection(TOY_NOTES).document(f"note-{next(_ids)}")
-    stored = {"text": TEXT, **fields}
-    ref.set({"channel": channel, "at": now, "next_run_at": now, "status": "waiting", **stored})
+    stored = {"text": TEXT, **world.chat.where(channel), **fields}
+    ref.set({"at": now, "next_run_at": now, "status": "waiting", **stored})
     return Seeded(ref.id, toy_delivery_id(ref.id, now), f"{TOY_NOTES}/{ref.id}", now)
 
 
 def _note_posted(doc: dict[str, Any], seeded: Seeded) -> bool:
-    return doc.get("status") == "posted" and "lease" not in doc and bool(doc.get("slack_ts"))
+    posted = doc.get("status") == "posted" and "lease" not in doc
+    return posted and _post_id_kept(doc, "slack_ts")
 
 
 _MESSAGES = "messages.kind:MESSAGE_KIND"
@@ -238,6 +253,7 @@ SUBJECTS = (
         _message_failed,
         claim_syncpoint="reclaim",
         retry_policy=False,
+        platforms=(SLACK,),
     ),
     Subject(
         "toy_note",
@@ -253,3 +269,8 @@ SUBJECTS = (
 def one_pass(rt: Any, subject: Subject, *, dry_run: bool = False) -> dict[str, Any]:
     """The pass over the subject's kind: its expired leases settled, then what is due."""
     return run_kind(rt, subject.kind, dry_run=dry_run)
+
+
+def on_every_platform(subjects: tuple[Subject, ...] = SUBJECTS) -> list[tuple[str, Subject]]:
+    """(platform, subject) for each platform each subject is sent on."""
+    return [(platform, s) for s in subjects for platform in s.platforms]

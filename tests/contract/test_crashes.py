@@ -1,7 +1,7 @@
-"""Crash points: a worker process SIGKILLed after its claim, after Slack recorded its post
-(its outcome never written), and in the middle of finalize; the next passes, past its lease
-and past a release's backoff, leave the occurrence delivered exactly once (Slack's history
-is readable here, so none may end unconfirmed)."""
+"""Crash points: a worker process SIGKILLed after its claim, after the platform (Slack, Teams)
+recorded its post (its outcome never written), and in the middle of finalize; the next
+passes, past its lease and past a release's backoff, leave the occurrence delivered exactly
+once (the conversation's history is readable here, so none may end unconfirmed)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def crash_trials(rt, world, subject, env, firestore_host, point, trials):
         world.clock.advance(backoff(2))  # past a release's backoff (an event's is its 2nd)
         one_pass(rt, subject)
         seeded.append(one)
-    posted = Counter(world.slack.delivery_ids())
+    posted = Counter(world.chat.delivery_ids())
     for one in seeded:
         assert posted[one.delivery_id] == 1, (point, one)
         assert ledger(world.db)[one.delivery_id]["status"] == "sent", (point, one)

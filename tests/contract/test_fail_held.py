@@ -12,7 +12,7 @@ import pytest
 from processor.abc import Claim
 from processor.claim import claim_occurrence
 from processor.fail_held import FailHeldRefused, fail_held
-from tests.contract.subjects import CHANNEL, UNPARSEABLE, one_pass
+from tests.contract.subjects import CHANNEL, one_pass
 from tests.fixtures.deliveries import ledger
 
 REASON, BY = "checked the channel by hand", "ana"
@@ -25,10 +25,11 @@ def test_fail_held_ends_a_held_lease_and_refuses_a_live_one(rt, world, subject):
     with pytest.raises(FailHeldRefused, match="live lease"):
         fail_held(rt, [subject.kind], seeded.path, REASON, BY)
     # The worker died; the document was then edited into one the processor rejects.
-    ref.update(UNPARSEABLE)
+    unparseable, code = world.chat.unparseable()
+    ref.update(unparseable)
     world.clock.advance(timedelta(seconds=301))
     one_pass(rt, subject)
-    assert ref.get().get("lease")["held_code"] == "invalid_channel"
+    assert ref.get().get("lease")["held_code"] == code
 
     fail_held(rt, [subject.kind], seeded.path, REASON, BY)
 
@@ -36,9 +37,9 @@ def test_fail_held_ends_a_held_lease_and_refuses_a_live_one(rt, world, subject):
     entry = ledger(world.db)[seeded.delivery_id]
     assert (entry["status"], entry["error"]["code"]) == ("failed", "operator_failed")
     assert (entry["operator"]["reason"], entry["operator"]["by"]) == (REASON, BY)
-    ref.update({"channel": CHANNEL})  # put right: still never sent again
+    ref.update(world.chat.where(CHANNEL))  # put right: still never sent again
     world.clock.advance(timedelta(hours=1))
     one_pass(rt, subject)
-    assert seeded.delivery_id not in world.slack.delivery_ids()
+    assert seeded.delivery_id not in world.chat.delivery_ids()
     with pytest.raises(FailHeldRefused, match="holds no lease"):
         fail_held(rt, [subject.kind], seeded.path, REASON, BY)

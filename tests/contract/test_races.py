@@ -76,9 +76,9 @@ def test_two_workers_claiming_one_due_document_claim_it_once_in_every_interleavi
         assert list(subject.ledger_entries(world, seeded)) == [seeded.delivery_id]
         assert subject.delivered(subject.stored(world, seeded), seeded)
         assert ledger(world.db)[seeded.delivery_id]["status"] == "sent"
-    posted = Counter(world.slack.delivery_ids())
+    posted = Counter(world.chat.delivery_ids())
     assert [posted[s.delivery_id] for s in rounds.seeded] == [1] * len(rounds.seeded)
-    assert len(world.slack.posts()) == len(rounds.seeded)
+    assert len(world.chat.posts()) == len(rounds.seeded)
 
 
 def test_a_late_finalize_racing_reconciliation_settles_once_in_every_interleaving(
@@ -117,9 +117,9 @@ def test_a_late_finalize_racing_reconciliation_settles_once_in_every_interleavin
     assert counts[0] >= 2
     assert len(rounds) == comb(sum(counts), counts[0]) >= 3
     for seeded, _, post in rounds:
-        assert world.slack.delivery_ids().count(seeded.delivery_id) == 1
+        assert world.chat.delivery_ids().count(seeded.delivery_id) == 1
         entry = ledger(world.db)[seeded.delivery_id]
-        assert (entry["status"], entry["slack_ts"]) == ("sent", post.ts)
+        assert (entry["status"], entry[world.chat.post_id_field]) == ("sent", post.ts)
         assert subject.delivered(subject.stored(world, seeded), seeded)
 
 
@@ -130,7 +130,7 @@ def test_passes_running_at_once_post_each_due_document_once(settings, world, sub
     with ThreadPoolExecutor(max_workers=len(workers)) as pool:
         list(pool.map(lambda rt: one_pass(rt, subject), workers))
 
-    posted = Counter(world.slack.delivery_ids())
+    posted = Counter(world.chat.delivery_ids())
     assert sum(posted.values()) == len(seeded)
     for one in seeded:
         assert posted[one.delivery_id] == 1, one

@@ -1,45 +1,49 @@
 """Reconciliation: a send whose outcome is unknown keeps its lease; once the lease has
-expired, Slack's history decides. Found: delivered, never posted again. Absent: released and
-sent once later. Unreadable: held `unconfirmed` and never resent, or (policy `retry`) sent
-again once."""
+expired, the conversation's history decides (Slack's, or Teams' read through Graph).
+Found: delivered, never posted again. Absent: released and sent once later. Unreadable:
+held `unconfirmed` and never resent, or (policy `retry`) sent again once."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 
-from emulator.slack_standin import Fault
 from processor.reconcile import backoff
-from tests.contract.subjects import CHANNEL, SUBJECTS, one_pass
-from tests.fixtures.slack import HISTORY
+from tests.contract.chats import Chat
+from tests.contract.subjects import CHANNEL, on_every_platform, one_pass
 
-# What the post meets: its answer lost after Slack recorded it, or an answer slower than
-# SLACK_TIMEOUT_SECONDS (1 s here), both posted; a 5xx for a post Slack never recorded.
-POST_FAULT = {
-    "found_dropped": Fault(kind="drop_after_receipt", times=1),
-    "found_timeout": Fault(kind="slow", delay=1.5, times=1),
-    "absent": Fault(kind="server_error", status=503, times=1),
-    "unreadable_hold": Fault(kind="drop_after_receipt", times=1),
-    "unreadable_retry": Fault(kind="server_error", status=503, times=1),
+# What the post meets: its answer lost after the platform recorded it, or an answer slower
+# than SLACK_TIMEOUT_SECONDS (1 s here), both posted; a 503 for a post never recorded.
+POST_FAULT: dict[str, Callable[[Chat], None]] = {
+    "found_dropped": lambda chat: chat.lost_after_record(),
+    "found_timeout": lambda chat: chat.slow_past_timeout(),
+    "absent": lambda chat: chat.server_error_before_record(),
+    "unreadable_hold": lambda chat: chat.lost_after_record(),
+    "unreadable_retry": lambda chat: chat.server_error_before_record(),
 }
-UNREADABLE = Fault(kind="error", code="missing_scope", method=HISTORY)
-CASES = tuple(POST_FAULT)
+CASES = [
+    (platform, s, case)
+    for platform, s in on_every_platform()
+    for case in POST_FAULT
+    if s.retry_policy or case != "unreadable_retry"
+]
 
 
 @pytest.mark.parametrize(
-    ("subject", "case"),
-    [(s, case) for s in SUBJECTS for case in CASES if s.retry_policy or case != "unreadable_retry"],
-    ids=lambda value: value if isinstance(value, str) else value.name,
+    ("platform", "subject", "case"),
+    CASES,
+    ids=[f"{platform}-{s.name}-{case}" for platform, s, case in CASES],
 )
-def test_an_expired_lease_is_settled_by_slacks_history(rt, world, subject, case):
+def test_an_expired_lease_is_settled_by_the_conversations_history(rt, world, subject, case):
     fields = {"on_ambiguous": "retry"} if case == "unreadable_retry" else {}
     seeded = subject.seed(world, CHANNEL, fields)
     attempts = world.db.collection("deliveries").document(seeded.delivery_id).get()
     tried = (attempts.to_dict() or {}).get("attempts", 0)
-    world.slack.inject(POST_FAULT[case])
+    POST_FAULT[case](world.chat)
     if case.startswith("unreadable"):
-        world.slack.inject(UNREADABLE)
+        world.chat.history_unreadable()
     one_pass(rt, subject)
     world.clock.advance(timedelta(seconds=299))
     one_pass(rt, subject)  # the lease still stands: nobody touches it
@@ -50,20 +54,23 @@ def test_an_expired_lease_is_settled_by_slacks_history(rt, world, subject, case)
     world.clock.advance(backoff(tried + 1))  # past a release's backoff
     one_pass(rt, subject)
 
-    posted = [p for p in world.slack.posts() if p.delivery_id == seeded.delivery_id]
+    posted = [p for p in world.chat.posts() if p.delivery_id == seeded.delivery_id]
     assert len(posted) == 1
-    assert len(world.slack.posts()) == 1
+    assert len(world.chat.posts()) == 1
     entry = _entry(world, seeded)
     stored = subject.stored(world, seeded)
     if case == "unreadable_hold":
-        assert (entry["status"], entry["error"]["code"]) == ("unconfirmed", "missing_scope")
+        assert (entry["status"], entry["error"]["code"]) == (
+            "unconfirmed",
+            world.chat.unreadable_code,
+        )
         assert "lease" not in stored
         world.clock.advance(timedelta(days=1))
         one_pass(rt, subject)
-        assert world.slack.delivery_ids().count(seeded.delivery_id) == 1
+        assert world.chat.delivery_ids().count(seeded.delivery_id) == 1
         assert _entry(world, seeded)["status"] == "unconfirmed"
         return
-    assert (entry["status"], entry["slack_ts"]) == ("sent", posted[0].ts)
+    assert (entry["status"], entry[world.chat.post_id_field]) == ("sent", posted[0].post_id)
     assert entry["attempts"] == tried + (1 if case.startswith("found") else 2)
     assert subject.delivered(stored, seeded)
 

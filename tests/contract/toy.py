@@ -1,5 +1,6 @@
-"""A toy kind of send, defined only in the tests: a note posted once to a channel at its
-instant, stored in `toy_notes`, with ledger entries of kind `toy_note`. It is the record
+"""A toy kind of send, defined only in the tests: a note posted once to a channel (a Slack
+channel, or a Teams conversation) at its instant, stored in `toy_notes`, with ledger entries
+of kind `toy_note`. It is the record
 (processor.occurrence_kind.OccurrenceKind) and the rules a kind leasing one occurrence
 writes itself (a side-effect-free claim plan, its delivered write, `render`), and it goes
 through the whole contract suite with nothing in processor/ changed for it: what
@@ -28,13 +29,13 @@ from core.documents.leases import Lease
 from core.documents.subjects import SubjectWrite
 from core.documents.write import DELETE, UNSET, Unset
 from core.errors import DocumentError
-from core.models import CHANNEL_ID
+from core.models import CHANNEL_ID, teams_conversation
 from core.named_batch import Landed, NamedBatch
-from core.platform import SLACK
+from core.platform import SLACK, TEAMS
 from core.queues import Queue
 from core.runtime import Runtime
 from core.store import DELIVERIES, Snapshot
-from formatting.slack_text import SlackMessage, to_slack
+from formatting.render import Rendered, render
 from processor.abc import Doc, Kind, Missed, Settlement
 from processor.occurrence_kind import Delivered, OccurrenceKind, OccurrenceRules, Statuses, Words
 from processor.outcome import Result
@@ -90,13 +91,17 @@ def parse(doc_id: str, data: Doc) -> Note:
         data.get(NoteField.TEXT),
         data.get(NoteField.AT),
     )
-    if not isinstance(channel, str) or not CHANNEL_ID.match(channel):
+    teams = teams_conversation(data)  # core's parsing of a Teams destination, as any kind's
+    platform = SLACK if teams is None else TEAMS
+    if teams is not None:
+        channel = teams.conversation
+    elif not isinstance(channel, str) or not CHANNEL_ID.match(channel):
         raise DocumentError("invalid_channel", f"channel {channel!r} is not a Slack id")
     if not isinstance(text, str) or not text.strip():
         raise DocumentError("invalid_text", "a note needs a text")
     if not isinstance(at, datetime):
         raise DocumentError("invalid_at", "a note needs its instant `at`")
-    return Note(doc_id, channel, text, at)
+    return Note(doc_id, channel, text, at, platform=platform)
 
 
 def delivery_id(note_id: str, occurrence: datetime) -> str:
@@ -119,7 +124,14 @@ class NotePlan:
 
     def new_entry(self) -> dict[str, Any]:
         note = self.note
-        identity = Occurrence(ToyLedger.KIND, ToyLedger.NOTE_ID, note.id, note.at, note.channel)
+        identity = Occurrence(
+            ToyLedger.KIND,
+            ToyLedger.NOTE_ID,
+            note.id,
+            note.at,
+            note.channel,
+            platform=note.platform,
+        )
         return new_entry(identity, self.worker_id, LedgerWrite())
 
     def claim_fields(self) -> LedgerWrite:
@@ -181,7 +193,7 @@ class NoteRules(OccurrenceRules[Note, None]):
         posted = NoteWrite(
             status=NoteStatus.POSTED,
             lease=DELETE,
-            slack_ts=UNSET if ts is None else ts,
+            slack_ts=UNSET if ts is None or subject.platform != SLACK else ts,
             posted_at=now,
         )
         return Delivered(posted, Result.SENT)
@@ -189,8 +201,8 @@ class NoteRules(OccurrenceRules[Note, None]):
     def released(self, subject: Note, occurrence_at: datetime) -> NoteWrite:
         return NoteWrite(status=NoteStatus.WAITING)
 
-    def render(self, subject: Note, delivery_id: str) -> SlackMessage:
-        return to_slack(subject.text)
+    def render(self, subject: Note, delivery_id: str) -> Rendered:
+        return render(subject.platform, subject.text)
 
     def occurrence(self, subject: Note) -> datetime | None:
         return subject.at
