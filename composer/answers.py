@@ -77,6 +77,7 @@ class Message(_Stored):
     id: StrictStr
     channel: StrictStr | None = None
     user: StrictStr | None = None
+    teams_conversation: StrictStr | None = None
     category: StrictStr | None = None
     text: StrictStr | None = None
     timezone: StrictStr | None = None
@@ -116,6 +117,7 @@ class Rotation(_Stored):
     id: StrictStr
     name: StrictStr | None = None
     channel: StrictStr | None = None
+    teams_conversation: StrictStr | None = None
     members: list[StrictStr] | None = None
     timezone: StrictStr | None = None
     send_time: StrictStr | None = None
@@ -234,11 +236,20 @@ class Occurrence(BaseModel):
     )
 
 
+_CARD = Field(
+    default=None,
+    description="on Microsoft Teams: the Adaptive Card posted (`blocks` is then empty);"
+    " absent for Slack",
+)
+
+
 class MessagePreview(BaseModel):
-    """`POST /preview`: the Slack text and blocks the draft would post, and when."""
+    """`POST /preview`: what the draft would post (Slack's text and blocks, or Teams' text
+    and card), and when."""
 
     text: StrictStr
     blocks: list[dict[str, Any]]
+    card: dict[str, Any] | None = _CARD
     occurrences: list[Occurrence]
 
 
@@ -255,6 +266,7 @@ class RotationTurns(BaseModel):
 
     text: StrictStr | None
     blocks: list[dict[str, Any]]
+    card: dict[str, Any] | None = _CARD
     turns: list[Turn]
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 from composer.categories import check_category_exists, refuse_category
 from composer.models import EventBody
-from composer.validation import Problems, check_recipient, check_text
+from composer.teams_destination import check_installed
+from composer.validation import Problems, check_category_id, check_recipient, check_text
 from core.errors import DocumentError, ValidationFailed
 from core.models import event_id
 from core.runtime import Runtime
-from core.store import EVENTS, is_document_id
+from core.store import EVENTS
 from events.notify import EventDraft, notify
 
 
@@ -21,13 +22,16 @@ def post_event(rt: Runtime, body: EventBody) -> tuple[dict[str, Any], int]:
     problems = Problems()
     if not body.key.strip():
         problems.add("key", "must not be blank")
-    check_recipient(problems, body.channel, body.user)
-    check_text(problems, "text", body.text)
-    if body.category is not None and not is_document_id(body.category):
-        problems.add("category", f"{body.category[:80]!r} cannot be a category id")
+    platform = check_recipient(problems, body.channel, body.user, body.teams_conversation)
+    check_text(problems, "text", body.text, platform)
+    check_category_id(problems, body.category, platform)
     problems.raise_if_any()
     _check_category(rt, body)
-    draft = EventDraft(body.key, body.text, body.channel, body.user, body.category)
+    if not rt.db.collection(EVENTS).document(event_id(body.key)).get().exists:
+        check_installed(rt.db, body.teams_conversation)  # a later caller is told `duplicate`
+    draft = EventDraft(
+        body.key, body.text, body.channel, body.user, body.category, body.teams_conversation
+    )
     try:
         notified = notify(rt, draft)
     except DocumentError as exc:  # its category was broken since the check: nothing claimed

@@ -42,7 +42,7 @@ from core.documents.messages import MessageField, Status
 from core.documents.responses import ResponseField
 from core.documents.rotations import RotationField
 from core.errors import DocumentError
-from core.models import USER_ID
+from core.models import TEAMS_CONVERSATION_ID, USER_ID
 from core.runtime import Runtime
 from core.store import (
     DELIVERIES,
@@ -84,6 +84,13 @@ class MessageQuery(PageQuery):
     user: str | None = Field(
         None, pattern=r"^[UW][A-Z0-9]{2,}$", description="messages to this person only"
     )
+    # The characters Bot Framework conversation ids are made of (`19:…@thread.tacv2`, `a:1…`,
+    # `…;messageid=…`), none of which a URL's query changes (`+`, `&`, `#`, `%` would).
+    teams_conversation: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9:@._;=-]{1,500}$",
+        description="messages to this Microsoft Teams conversation only",
+    )
 
 
 @dataclass(frozen=True)
@@ -114,16 +121,26 @@ def statuses_from(raw: str | None, problems: Problems) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def list_messages(
-    rt: Runtime, statuses: list[str], channel: str | None, page: Page, user: str | None = None
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Recipient:
+    """`GET /messages`' filters on where a message posts; each None when not asked for."""
+
+    channel: str | None = None
+    user: str | None = None
+    teams_conversation: str | None = None
+
+
+def list_messages(rt: Runtime, statuses: list[str], to: Recipient, page: Page) -> dict[str, Any]:
     query: Any = rt.db.collection(MESSAGES)
     if statuses:
         query = query.where(filter=FieldFilter(MessageField.STATUS, "in", statuses))
-    if channel is not None:
-        query = query.where(filter=FieldFilter(MessageField.CHANNEL, "==", channel))
-    if user is not None:
-        query = query.where(filter=FieldFilter(MessageField.USER, "==", user))
+    for field, value in (
+        (MessageField.CHANNEL, to.channel),
+        (MessageField.USER, to.user),
+        (MessageField.TEAMS_CONVERSATION, to.teams_conversation),
+    ):
+        if value is not None:
+            query = query.where(filter=FieldFilter(field, "==", value))
     query = query.order_by(MessageField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, MessageField.NEXT_RUN_AT, page)
     messages = [message_json(s.id, s.to_dict() or {}) for s in rows]
@@ -263,6 +280,12 @@ def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
 def check_listing_user(raw: str | None, problems: Problems) -> str | None:
     if raw is not None and not USER_ID.match(raw):
         problems.add("user", f"{raw[:80]!r} is not a Slack user id such as U0123ABCD")
+    return raw
+
+
+def check_listing_teams(raw: str | None, problems: Problems) -> str | None:
+    if raw is not None and not TEAMS_CONVERSATION_ID.match(raw):
+        problems.add("teams_conversation", f"{raw[:80]!r} is not a Teams conversation id")
     return raw
 
 

@@ -26,6 +26,7 @@ from composer.categories import check_category_exists
 from composer.models import MessageDraft, MessageEdit
 from composer.records import Records
 from composer.serialize import message_json
+from composer.teams_destination import check_installed
 from composer.validation import (
     MESSAGE_FIELDS,
     MessagePlan,
@@ -61,7 +62,7 @@ _NOT_EDITABLE: dict[str, str] = {
 _NOT_CANCELLABLE: dict[str, str] = {
     status: why for status, why in _NOT_EDITABLE.items() if status != Status.CANCELLED
 }
-# (`channel` or `user`: one of them is, which check_message says.)
+# (`channel`, `user` or `teams_conversation`: one of them is, which check_message says.)
 _REQUIRED = (MessageField.TEXT.value,)
 # What the processor's stored `anchor` (core.anchor) was computed from.
 _RULE_FIELDS = (MessageField.RRULE, MessageField.DTSTART, MessageField.TIMEZONE)
@@ -76,6 +77,7 @@ def create_message(
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
+    check_installed(rt.db, draft.teams_conversation)
     reference = MESSAGE_RECORDS.new(rt)
     fields = MessageWrite(
         status=_waiting_status(plan),
@@ -93,6 +95,7 @@ def create_message(
         next_run_at=doc[MessageField.NEXT_RUN_AT],
         channel=doc.get(MessageField.CHANNEL),
         user=doc.get(MessageField.USER),
+        teams_conversation=doc.get(MessageField.TEAMS_CONVERSATION),
     )
     return message_json(reference.id, doc)
 
@@ -109,6 +112,8 @@ def edit_message(
         check_if_match(data, if_match)
         now = rt.clock.now()
         update = _edited(data, edit, now)
+        teams = update.get(MessageField.TEAMS_CONVERSATION)
+        check_installed(rt.db, teams if isinstance(teams, str) else None)
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
     return MESSAGE_RECORDS.edit(rt, message_id, decide)

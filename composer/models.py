@@ -15,7 +15,14 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 
 from core.actions import MAX_ACTION_ID, MAX_ACTIONS, MAX_LABEL
 from core.http import Instant
-from core.models import CHANNEL_PATTERN, MAX_MISFIRE_GRACE, MAX_SLACK_ID, MAX_TEXT, USER_PATTERN
+from core.models import (
+    CHANNEL_PATTERN,
+    MAX_MISFIRE_GRACE,
+    MAX_SLACK_ID,
+    MAX_TEXT,
+    TEAMS_USER_ID,
+    USER_PATTERN,
+)
 from core.rules import MAX_EXDATES
 
 # A category id names a `categories` document (Firestore: at most 1,500 bytes).
@@ -36,6 +43,30 @@ def _slack_id(pattern: str) -> WithJsonSchema:
 # Slack ids as the API takes them (core.models: format and length).
 UserId = Annotated[str, _slack_id(USER_PATTERN)]
 ChannelId = Annotated[str, _slack_id(CHANNEL_PATTERN)]
+
+# A `teams_conversations` id (core.models.TEAMS_CONVERSATION_ID); that the bot is installed
+# there is checked against the stored document (composer.teams_destination).
+MAX_TEAMS_CONVERSATION = 500
+TeamsConversationId = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": rf"^[^/\s]{{1,{MAX_TEAMS_CONVERSATION}}}$",
+            "maxLength": MAX_TEAMS_CONVERSATION,
+        }
+    ),
+]
+# A Teams user (a rotation's member on Teams): core.models.TEAMS_USER_ID, said in JSON Schema.
+TEAMS_USER_PATTERN = "^" + TEAMS_USER_ID.pattern.removeprefix(r"\A").removesuffix(r"\Z") + "$"
+# A rotation's member: a Slack user id, or a Teams one on a rotation posted to Teams (the
+# draft's rule `_MEMBERS_OF_ITS_PLATFORM` says which).
+MemberId = Annotated[
+    str,
+    WithJsonSchema(
+        {"type": "string", "anyOf": [{"pattern": USER_PATTERN}, {"pattern": TEAMS_USER_PATTERN}]}
+    ),
+]
 
 
 class _Body(BaseModel):
@@ -178,6 +209,7 @@ class _MessageSettings(_Body):
 
     channel: ChannelId | None = None
     user: UserId | None = None
+    teams_conversation: TeamsConversationId | None = None
     send_at: Instant | None = None
     expires_at: Instant | None = None
     rrule: str | None = None
@@ -192,11 +224,12 @@ class _MessageSettings(_Body):
 
 class MessageDraft(_MessageSettings):
     """A whole message: the body of `POST /messages` and `POST /preview`. It names
-    `channel` or `user` (a person, sent a direct message), exactly one (composer.validation)."""
+    `channel`, `user` (a person, sent a direct message) or `teams_conversation` (posted to
+    Microsoft Teams), exactly one (composer.validation)."""
 
     model_config = ConfigDict(
         json_schema_extra=_rules(
-            _exactly_one("channel", "user"),
+            _exactly_one("channel", "user", "teams_conversation"),
             _ONE_OFF_OR_SERIES,
             _ONE_ANSWER_NEEDS_ACTIONS,
             _POLICY_NEEDS_CALENDAR,
@@ -249,15 +282,24 @@ class MessageEdit(_MessageSettings):
 # enough that a stored rotation stays well inside Firestore's 1 MiB document.
 MAX_MEMBERS = 1_000
 MAX_SKIP_DATES = 366
-Members = Annotated[list[UserId], Field(max_length=MAX_MEMBERS)]
+Members = Annotated[list[MemberId], Field(max_length=MAX_MEMBERS)]
+# A rotation posted to Teams takes Teams user ids as members, one on Slack Slack user ids.
+_MEMBERS_OF_ITS_PLATFORM = {
+    "if": _given("teams_conversation"),
+    "then": {"properties": {"members": {"items": {"pattern": TEAMS_USER_PATTERN}}}},
+    "else": {"properties": {"members": {"items": {"pattern": USER_PATTERN}}}},
+}
 Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
 
 
 class RotationDraft(_Body):
-    """A whole rotation: the body of `POST /rotations`."""
+    """A whole rotation: the body of `POST /rotations`. It posts to a Slack `channel` or a
+    `teams_conversation`, exactly one."""
 
     model_config = ConfigDict(
         json_schema_extra=_rules(
+            _exactly_one("channel", "teams_conversation"),
+            _MEMBERS_OF_ITS_PLATFORM,
             fields=_ROTATION_FIELDS,
             examples=[
                 {
@@ -273,7 +315,8 @@ class RotationDraft(_Body):
     )
 
     name: str
-    channel: ChannelId
+    channel: ChannelId | None = None
+    teams_conversation: TeamsConversationId | None = None
     members: Members
     timezone: str
     send_time: str
@@ -296,12 +339,13 @@ class RotationEdit(_Body):
         json_schema_extra=_rules(
             fields=_ROTATION_FIELDS,
             # composer.rotations: required, so never removed
-            not_null=("name", "channel", "members", "send_time", "text"),
+            not_null=("name", "members", "send_time", "text"),
         )
     )
 
     name: str | None = None
     channel: ChannelId | None = None
+    teams_conversation: TeamsConversationId | None = None
     members: Members | None = None
     timezone: str | None = None
     send_time: str | None = None
@@ -338,12 +382,12 @@ MAX_EVENT_KEY = 500
 
 class EventBody(_Body):
     """`POST /events`: notify once per event. `key` is the event's identity: the first
-    request with it sends, every other is told `duplicate`. It names `channel` or `user`,
-    exactly one (composer.events)."""
+    request with it sends, every other is told `duplicate`. It names `channel`, `user` or
+    `teams_conversation`, exactly one (composer.events)."""
 
     model_config = ConfigDict(
         json_schema_extra=_rules(
-            _exactly_one("channel", "user"),
+            _exactly_one("channel", "user", "teams_conversation"),
             fields={"category": _CATEGORY, "text": _TEXT},
             examples=[
                 {"key": "stage-717:completed", "channel": "C0123ABCD", "text": "Framing done"}
@@ -354,5 +398,6 @@ class EventBody(_Body):
     key: str = Field(min_length=1, max_length=MAX_EVENT_KEY)
     channel: ChannelId | None = None
     user: UserId | None = None
+    teams_conversation: TeamsConversationId | None = None
     text: str
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)

@@ -11,6 +11,7 @@ from composer.answers import MessagePreview, Occurrence
 from composer.categories import check_category_exists, refuse_category
 from composer.models import MessageDraft
 from composer.serialize import dump
+from composer.teams_destination import check_installed
 from composer.validation import (
     Problems,
     add_schedule_problem,
@@ -20,10 +21,11 @@ from composer.validation import (
 )
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
+from core.platform import SLACK, TEAMS
 from core.runtime import Runtime
 from core.schedule import upcoming
-from formatting.buttons import with_actions
-from formatting.slack_text import to_slack
+from formatting.render import Rendered, render, with_actions
+from formatting.teams_message import TeamsMessage
 from processor.gates import held_back, read_gates
 
 DRAFT_ID = "draft"  # a draft's stand-in message id (its occurrences' delivery ids)
@@ -40,13 +42,16 @@ class CountQuery(BaseModel):
 
 
 def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, Any]:
-    """The Slack text and blocks of `draft` and its next `count` occurrences (a one-off has
-    its one), each with the gate that would hold it back (a message to a person with a
-    category). The draft must be valid as it would be for a create (422 otherwise)."""
+    """What `draft` posts on its platform (Slack's text and blocks, Teams' text and card)
+    and its next `count` occurrences (a one-off has its one), each with the gate that would
+    hold it back (a message to a person with a category). The draft must be valid as it
+    would be for a create (422 otherwise)."""
     now = rt.clock.now()
     check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
-    rendered = to_slack(draft.text, allow_broadcast=draft.allow_broadcast)
+    check_installed(rt.db, draft.teams_conversation)
+    platform = SLACK if draft.teams_conversation is None else TEAMS
+    rendered = render(platform, draft.text, allow_broadcast=draft.allow_broadcast)
     # The buttons as posted; a preview has no delivery yet, so their values name "preview".
     rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft.actions))
     try:
@@ -57,14 +62,20 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
         problems.raise_if_any()
         raise
     preview = MessagePreview(
-        text=rendered.text,
-        blocks=rendered.blocks or [],
+        **posted(rendered),
         occurrences=[
             Occurrence(utc=when.utc, local=when.local, held_back=reason)
             for when, reason in zip(occurrences, _gates(rt, draft, occurrences), strict=True)
         ],
     )
     return dump(preview)
+
+
+def posted(rendered: Rendered) -> dict[str, Any]:
+    """A post as a preview answers it: its text, and Slack's blocks or Teams' card."""
+    if isinstance(rendered, TeamsMessage):
+        return {"text": rendered.text, "blocks": [], "card": rendered.card}
+    return {"text": rendered.text, "blocks": rendered.blocks or []}
 
 
 def _gates(rt: Runtime, draft: MessageDraft, occurrences: list[Any]) -> list[str | None]:

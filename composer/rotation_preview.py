@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from composer.answers import RotationTurns, Turn
-from composer.preview import PREVIEW_DELIVERY
+from composer.preview import PREVIEW_DELIVERY, posted
 from composer.rotation_rules import invalid_document
 from composer.serialize import dump
 from composer.versions import read
@@ -16,7 +16,6 @@ from core.rotation import Rotation, upcoming_turns
 from core.runtime import Runtime
 from core.store import ROTATIONS
 from formatting.render import with_actions
-from formatting.slack_text import SlackMessage
 from rotations.render import render_turn
 
 
@@ -37,9 +36,9 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
             rendered = with_actions(turn, PREVIEW_DELIVERY, rotation.actions)
     except DocumentError as exc:
         raise invalid_document(exc) from None
+    post = posted(rendered) if rendered is not None else {"text": None, "blocks": []}
     preview = RotationTurns(
-        text=rendered.text if rendered is not None else None,
-        blocks=(rendered.blocks or []) if isinstance(rendered, SlackMessage) else [],
+        **post,
         turns=[
             Turn(
                 date=turn.day,

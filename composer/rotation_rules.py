@@ -17,7 +17,8 @@ from composer.models import RotationDraft
 from composer.validation import Problems, check_actions, check_channel, check_zone
 from core.documents.rotations import RotationField
 from core.errors import DocumentError, ValidationFailed
-from core.models import MAX_TEXT, USER_ID
+from core.models import MAX_TEXT, TEAMS_CONVERSATION_ID, TEAMS_USER_ID, USER_ID
+from core.platform import SLACK, TEAMS
 from core.rotation import LOCAL_DATE, SEND_TIME, Rotation, fill_template
 from rotations.render import render_turn
 
@@ -29,6 +30,7 @@ ROTATION_FIELDS = tuple(
     for field in (
         RotationField.NAME,
         RotationField.CHANNEL,
+        RotationField.TEAMS_CONVERSATION,
         RotationField.MEMBERS,
         RotationField.TIMEZONE,
         RotationField.SEND_TIME,
@@ -43,6 +45,12 @@ ROTATION_FIELDS = tuple(
     )
 )
 MAX_NAME = 200
+# A member's id on each platform, what a 422 calls it, and the longest-mention stand-in a
+# rotation's text is checked with when no member has a valid id.
+_MEMBER_IDS = {
+    SLACK: (USER_ID, "a Slack user id such as U0123ABCD", "U00000000"),
+    TEAMS: (TEAMS_USER_ID, "a Teams user id such as 29:1a2b…", "29:0"),
+}
 
 
 @dataclass(frozen=True)
@@ -63,9 +71,9 @@ def check_rotation(
     problems = Problems()
     if not draft.name.strip() or len(draft.name) > MAX_NAME:
         problems.add("name", f"must be 1..{MAX_NAME} characters and not blank")
-    check_channel(problems, "channel", draft.channel)
+    platform = _check_destination(problems, draft)
     check_zone(problems, "timezone", draft.timezone)
-    _check_members(problems, draft.members)
+    _check_members(problems, draft.members, platform)
     if not SEND_TIME.match(draft.send_time):
         problems.add("send_time", f"{draft.send_time!r} is not a local time HH:MM")
     _check_weekdays(problems, draft.weekdays)
@@ -73,10 +81,11 @@ def check_rotation(
         problems.add("cursor", f"must be an index into members (0..{len(draft.members) - 1})")
     if draft.skips is not None:
         _check_skips(problems, draft.skips, draft.members)
-    _check_text(problems, draft.text, draft.members)
+    _check_text(problems, draft.text, draft.members, platform)
     if not problems.details:
         # The buttons as a message's, on the day's post with the longest mention.
-        check_actions(problems, draft.actions, fill_template(draft.text, _longest(draft.members)))
+        longest = fill_template(draft.text, _longest(draft.members, platform))
+        check_actions(problems, draft.actions, longest, platform)
     problems.raise_if_any()
 
     content = draft.model_dump(exclude_none=True)
@@ -115,12 +124,33 @@ def pruned_skips(skips: object, members: list[str]) -> object:
     return {day: out for day, out in kept.items() if out != []}
 
 
-def _check_members(problems: Problems, members: list[str]) -> None:
+def _check_destination(problems: Problems, draft: RotationDraft) -> str:
+    """A rotation posts to a Slack `channel` or a `teams_conversation`, exactly one; the
+    platform it names (Slack when it names none)."""
+    if draft.teams_conversation is None:
+        if draft.channel is None:
+            problems.add("channel", "channel (Slack) or teams_conversation (Teams) is required")
+        else:
+            check_channel(problems, "channel", draft.channel)
+        return SLACK
+    if draft.channel is not None:
+        for field in ("channel", "teams_conversation"):
+            problems.add(field, "a rotation names channel or teams_conversation, not both")
+    elif not TEAMS_CONVERSATION_ID.match(draft.teams_conversation):
+        problems.add(
+            "teams_conversation",
+            f"{draft.teams_conversation[:80]!r} is not a Teams conversation id",
+        )
+    return TEAMS
+
+
+def _check_members(problems: Problems, members: list[str], platform: str) -> None:
     if not members:
         problems.add("members", "needs at least one member")
+    pattern, shape, _ = _MEMBER_IDS[platform]
     for index, member in enumerate(members):
-        if not USER_ID.match(member):
-            problems.add(f"members.{index}", f"{member!r} is not a Slack user id such as U0123ABCD")
+        if not pattern.match(member):
+            problems.add(f"members.{index}", f"{member[:80]!r} is not {shape}")
     if len(set(members)) != len(members):
         problems.add("members", "lists a member more than once")
 
@@ -156,7 +186,7 @@ def _is_local_date(text: str) -> bool:
     return True
 
 
-def _check_text(problems: Problems, text: str, members: list[str]) -> None:
+def _check_text(problems: Problems, text: str, members: list[str], platform: str) -> None:
     if not text.strip():
         problems.add("text", "must not be empty")
         return
@@ -166,10 +196,11 @@ def _check_text(problems: Problems, text: str, members: list[str]) -> None:
     # Render it as a turn is posted, with the longest mention: refuse now what the send
     # (or Slack) would refuse then.
     try:
-        render_turn(text, _longest(members))
+        render_turn(text, _longest(members, platform), platform)
     except DocumentError as exc:
         problems.add("text", exc.message)
 
 
-def _longest(members: list[str]) -> str:
-    return max((m for m in members if USER_ID.match(m)), key=len, default="U00000000")
+def _longest(members: list[str], platform: str) -> str:
+    pattern, _, default = _MEMBER_IDS[platform]
+    return max((m for m in members if pattern.match(m)), key=len, default=default)

@@ -19,6 +19,7 @@ from composer.models import RotationDraft, RotationEdit
 from composer.records import Records
 from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
 from composer.serialize import rotation_json
+from composer.teams_destination import check_installed
 from composer.validation import validated
 from composer.versions import (
     Decision,
@@ -40,7 +41,6 @@ _REQUIRED = tuple(
     field.value
     for field in (
         RotationField.NAME,
-        RotationField.CHANNEL,
         RotationField.MEMBERS,
         RotationField.SEND_TIME,
         RotationField.TEXT,
@@ -57,6 +57,7 @@ def create_rotation(
     now = rt.clock.now()
     reference = ROTATION_RECORDS.new(rt)
     plan = check_rotation(draft, reference.id, now)
+    check_installed(rt.db, draft.teams_conversation)
     # With no `last_processed_date`, today's turn is open: created after today's send_time
     # on a turn day, the rotation is due at once and posts today's turn at the next tick.
     fields = RotationWrite(next_run_at=plan.next_run_at, created_at=now)
@@ -65,6 +66,7 @@ def create_rotation(
         "rotation created",
         rotation_id=reference.id,
         channel=draft.channel,
+        teams_conversation=draft.teams_conversation,
         next_run_at=plan.next_run_at,
     )
     return rotation_json(reference.id, doc)
@@ -106,6 +108,7 @@ def _edited(
     draft: RotationDraft = validated(RotationDraft, merged)
     kept = {name: value for name, value in data.items() if name not in ROTATION_FIELDS}
     plan = check_rotation(draft, rotation_id, now, kept)
+    check_installed(rt.db, draft.teams_conversation)
     update = content_update(data, plan.content, ROTATION_FIELDS)
     # Recomputed from now on every edit: a day whose post failed definitively opens again,
     # and a resumed rotation takes today's turn if it is still open.

@@ -94,11 +94,14 @@ def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
     problems = Problems()
     statuses = listing.statuses_from(request.args.get("status"), problems)
-    channel = listing.check_listing_channel(request.args.get("channel"), problems)
-    user = listing.check_listing_user(request.args.get("user"), problems)
+    to = listing.Recipient(
+        listing.check_listing_channel(request.args.get("channel"), problems),
+        listing.check_listing_user(request.args.get("user"), problems),
+        listing.check_listing_teams(request.args.get("teams_conversation"), problems),
+    )
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()
-    return listing.list_messages(rt, statuses, channel, page, user), 200
+    return listing.list_messages(rt, statuses, to, page), 200
 
 
 def _list_deliveries(request: flask.Request, rt: Runtime, ident: str) -> Answer:

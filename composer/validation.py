@@ -19,11 +19,11 @@ from core.actions import Action
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
-from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, USER_ID
+from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, TEAMS_CONVERSATION_ID, USER_ID
+from core.platform import SLACK, TEAMS
 from core.schedule import recurrence_from_fields, zone
 from core.store import is_document_id
-from formatting.buttons import with_actions
-from formatting.slack_text import to_slack
+from formatting.render import render, with_actions
 
 # A send_at this little in the past is still accepted (client clocks and request latency);
 # it goes out on the next tick.
@@ -35,6 +35,7 @@ MESSAGE_FIELDS = tuple(
     for field in (
         MessageField.CHANNEL,
         MessageField.USER,
+        MessageField.TEAMS_CONVERSATION,
         MessageField.CATEGORY,
         MessageField.TEXT,
         MessageField.TIMEZONE,
@@ -115,12 +116,11 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     """Validate `draft`. With `schedule_from_now` (a create, or an edit that changes the
     schedule) the schedule must also lie ahead of `now`, and `first_run` is computed."""
     problems = Problems()
-    check_recipient(problems, draft.channel, draft.user)
-    if draft.category is not None and not is_document_id(draft.category):
-        problems.add("category", f"{draft.category[:80]!r} cannot be a category id")
-    check_text(problems, "text", draft.text)
+    platform = check_recipient(problems, draft.channel, draft.user, draft.teams_conversation)
+    check_category_id(problems, draft.category, platform)
+    check_text(problems, "text", draft.text, platform)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
-    check_actions(problems, draft.actions, draft.text)
+    check_actions(problems, draft.actions, draft.text, platform)
     if draft.one_answer and not draft.actions:
         problems.add("one_answer", "is only for a message with actions")
     recurring = draft.rrule is not None
@@ -146,15 +146,18 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     return MessagePlan(_content(draft, recurring), recurring, first_run)
 
 
-def check_actions(problems: Problems, actions: list[ActionDraft] | None, text: str) -> None:
+def check_actions(
+    problems: Problems, actions: list[ActionDraft] | None, text: str, platform: str = SLACK
+) -> None:
     """Action ids are unique (what a click names), and a post of `text` (Markdown) with the
-    buttons fits in Slack's blocks (formatting.buttons). Messages and rotations alike."""
+    buttons is one `platform` takes (formatting.render.with_actions: on Slack, it fits in
+    the blocks). Messages and rotations alike."""
     ids = [action.id for action in actions or ()]
     for action_id in sorted({i for i in ids if ids.count(i) > 1}):
         problems.add("actions", f"action id {action_id!r} is used more than once")
     if ids and not problems.details:
         try:
-            with_actions(to_slack(text), "preview", stored_actions(actions))
+            with_actions(render(platform, text), "preview", stored_actions(actions))
         except DocumentError as exc:
             problems.add("actions", exc.message)
 
@@ -163,8 +166,19 @@ def stored_actions(actions: list[ActionDraft] | None) -> tuple[Action, ...]:
     return tuple(Action(a.id, a.label, a.style) for a in actions or ())
 
 
-def check_recipient(problems: Problems, channel: str | None, user: str | None) -> None:
-    """A message names a `channel` or a `user` (sent a direct message), exactly one."""
+def check_recipient(
+    problems: Problems, channel: str | None, user: str | None, teams: str | None = None
+) -> str:
+    """A message names a `channel`, a `user` (sent a direct message) or a
+    `teams_conversation`, exactly one; the platform it names (Slack when it names none)."""
+    if teams is not None:
+        slack = ((MessageField.CHANNEL, channel), (MessageField.USER, user))
+        named = [field for field, value in slack if value is not None]
+        for field in (*named, MessageField.TEAMS_CONVERSATION) if named else ():
+            problems.add(field.value, "names teams_conversation or channel/user, not both")
+        if not named and not TEAMS_CONVERSATION_ID.match(teams):
+            problems.add("teams_conversation", f"{teams[:80]!r} is not a Teams conversation id")
+        return TEAMS
     if channel is not None and user is not None:
         for field in (MessageField.CHANNEL, MessageField.USER):
             problems.add(field.value, "a message names channel or user, not both")
@@ -174,7 +188,26 @@ def check_recipient(problems: Problems, channel: str | None, user: str | None) -
     elif channel is not None:
         check_channel(problems, "channel", channel)
     else:
-        problems.add("channel", "channel (a conversation) or user (a person) is required")
+        problems.add(
+            "channel",
+            "channel (a conversation), user (a person) or teams_conversation is required",
+        )
+    return SLACK
+
+
+def check_category_id(problems: Problems, category: str | None, platform: str) -> None:
+    """A `category` is a category id, on a message to a Slack person: a person's gates key
+    on their Slack user id, and a Teams conversation names no person they could key on
+    (docs/api.md, "Microsoft Teams destinations")."""
+    if category is None:
+        return
+    if not is_document_id(category):
+        problems.add("category", f"{category[:80]!r} cannot be a category id")
+    elif platform == TEAMS:
+        problems.add(
+            "category",
+            "a person's gates apply to a Slack user; a Teams conversation cannot have a category",
+        )
 
 
 def check_channel(problems: Problems, field: str, channel: str) -> None:
@@ -182,14 +215,15 @@ def check_channel(problems: Problems, field: str, channel: str) -> None:
         problems.add(field, f"{channel!r} is not a Slack conversation id such as C0123ABCD")
 
 
-def check_text(problems: Problems, field: str, text: str) -> None:
+def check_text(problems: Problems, field: str, text: str, platform: str = SLACK) -> None:
     if not text.strip():
         problems.add(field, "must not be empty")
     elif len(text) > MAX_TEXT:
         problems.add(field, f"has {len(text)} characters; at most {MAX_TEXT}")
     else:
         try:
-            to_slack(text)  # what the send will do: refuse now what Slack would refuse then
+            # What the send will do: refuse now what the platform would refuse then.
+            render(platform, text)
         except DocumentError as exc:
             problems.add(field, exc.message)
 
@@ -248,6 +282,7 @@ def _content(draft: MessageDraft, recurring: bool) -> dict[str, Any]:
     content = MessageWrite(
         channel=_given(draft.channel),
         user=_given(draft.user),
+        teams_conversation=_given(draft.teams_conversation),
         category=_given(draft.category),
         text=draft.text,
         timezone=draft.timezone,

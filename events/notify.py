@@ -37,7 +37,7 @@ from core.errors import Unavailable
 from core.event import Event
 from core.models import event_delivery_id, event_id
 from core.named_batch import NamedBatch
-from core.platform import Outcome, PostResult
+from core.platform import TEAMS, Outcome, PostResult
 from core.runtime import Runtime
 from core.shards import shard_of
 from core.store import DELIVERIES, EVENTS
@@ -78,10 +78,15 @@ class EventDraft:
     channel: str | None = None
     user: str | None = None
     category: str | None = None
+    teams_conversation: str | None = None  # instead of channel/user: posted on Teams
 
     def as_event(self, event_id: str, now: datetime) -> Event:
         """The event its first claim sends (posting to `channel`, or to the person's DM once
-        it is opened)."""
+        it is opened, or to `teams_conversation` on Teams)."""
+        if self.teams_conversation is not None:
+            return Event(
+                event_id, self.key, self.teams_conversation, self.text, now, platform=TEAMS
+            )
         channel = self.channel or ""
         return Event(event_id, self.key, channel, self.text, now, self.user, self.category)
 
@@ -154,8 +159,10 @@ def _fields(
         text=draft.text,
         shard=shard_of(ref.id, rt.settings.shards),
     )
+    teams = draft.teams_conversation
     optional = {
-        EventField.CHANNEL.value: channel,
+        EventField.CHANNEL.value: channel if teams is None else None,
+        EventField.TEAMS_CONVERSATION.value: teams,
         EventField.USER.value: draft.user,
         EventField.CATEGORY.value: draft.category,
     }

@@ -65,6 +65,8 @@ def _preview(snap: Any, now: datetime) -> tuple[dict[str, Any], Message | None, 
     if data.get(MessageField.USER) is not None:
         # Their DM: opened by the real send's claim, never by a dry run.
         entry["user"] = data[MessageField.USER]
+    if data.get(MessageField.TEAMS_CONVERSATION) is not None:
+        entry["teams_conversation"] = data[MessageField.TEAMS_CONVERSATION]  # posted on Teams
     try:
         message = Message.from_document(snap.id, data)
         planned = planned_occurrence(message, data, now)

@@ -75,6 +75,7 @@ class MessageWrite(SubjectWrite):
 
     channel: str | Unset = UNSET
     user: str | Unset = UNSET
+    teams_conversation: str | Unset = UNSET
     category: str | Unset = UNSET
     text: str | Unset = UNSET
     timezone: str | Unset = UNSET

@@ -165,5 +165,6 @@ def test_records_link_to_the_operations_on_them(api: Any) -> None:
         "status": "$request.query.status",
         "channel": "$request.query.channel",
         "user": "$request.query.user",
+        "teams_conversation": "$request.query.teams_conversation",
         "cursor": "$response.body#/next_cursor",
     }
