@@ -77,7 +77,7 @@ def create_message(
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
-    check_installed(rt.db, draft.teams_conversation)
+    check_installed(rt.db, draft.teams_conversation, draft.user)
     reference = MESSAGE_RECORDS.new(rt)
     fields = MessageWrite(
         status=_waiting_status(plan),
@@ -112,8 +112,12 @@ def edit_message(
         check_if_match(data, if_match)
         now = rt.clock.now()
         update = _edited(data, edit, now)
-        teams = update.get(MessageField.TEAMS_CONVERSATION)
-        check_installed(rt.db, teams if isinstance(teams, str) else None)
+        teams, person = update.get(MessageField.TEAMS_CONVERSATION), update.get(MessageField.USER)
+        check_installed(
+            rt.db,
+            teams if isinstance(teams, str) else None,
+            person if isinstance(person, str) else None,
+        )
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
     return MESSAGE_RECORDS.edit(rt, message_id, decide)

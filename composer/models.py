@@ -59,9 +59,9 @@ TeamsConversationId = Annotated[
 ]
 # A Teams user (a rotation's member on Teams): core.models.TEAMS_USER_ID, said in JSON Schema.
 TEAMS_USER_PATTERN = "^" + TEAMS_USER_ID.pattern.removeprefix(r"\A").removesuffix(r"\Z") + "$"
-# A rotation's member: a Slack user id, or a Teams one on a rotation posted to Teams (the
-# draft's rule `_MEMBERS_OF_ITS_PLATFORM` says which).
-MemberId = Annotated[
+# A person: a Slack user id, or a Teams one on Teams (a rotation's member; the person of a
+# Teams personal chat; whose preferences). The draft's rules say which platform's it must be.
+PersonId = Annotated[
     str,
     WithJsonSchema(
         {"type": "string", "anyOf": [{"pattern": USER_PATTERN}, {"pattern": TEAMS_USER_PATTERN}]}
@@ -208,7 +208,7 @@ class _MessageSettings(_Body):
     `null` removes one)."""
 
     channel: ChannelId | None = None
-    user: UserId | None = None
+    user: PersonId | None = None
     teams_conversation: TeamsConversationId | None = None
     send_at: Instant | None = None
     expires_at: Instant | None = None
@@ -282,7 +282,7 @@ class MessageEdit(_MessageSettings):
 # enough that a stored rotation stays well inside Firestore's 1 MiB document.
 MAX_MEMBERS = 1_000
 MAX_SKIP_DATES = 366
-Members = Annotated[list[MemberId], Field(max_length=MAX_MEMBERS)]
+Members = Annotated[list[PersonId], Field(max_length=MAX_MEMBERS)]
 # A rotation posted to Teams takes Teams user ids as members, one on Slack Slack user ids.
 _MEMBERS_OF_ITS_PLATFORM = {
     "if": _given("teams_conversation"),

@@ -25,7 +25,7 @@ from core.documents.categories import CategoryField, quiet_window_hours
 from core.documents.people import PersonField
 from core.documents.preferences import PreferenceField
 from core.errors import DocumentError, NotFound
-from core.models import USER_ID
+from core.models import TEAMS_USER_ID, USER_ID
 from core.store import CATEGORIES, PEOPLE, PREFERENCES, is_document_id
 
 # Far more than any team defines; a listing never reads an unbounded collection.
@@ -83,9 +83,10 @@ def _answer(db: firestore.Client, user: str, opted_out: list[str]) -> dict[str, 
 
 
 def _check_user(user: str) -> None:
-    """A person is named by their Slack user id; any other path names nobody (404)."""
-    if not USER_ID.match(user):
-        raise NotFound(f"{user!r} is not a Slack user id such as U0123ABCD")
+    """A person is named by their Slack or Teams user id (their gates on each platform are
+    their own); any other path names nobody (404)."""
+    if not USER_ID.match(user) and not TEAMS_USER_ID.match(user):
+        raise NotFound(f"{user!r} is not a Slack user id such as U0123ABCD or a Teams one")
 
 
 def _categories_named(db: firestore.Client, ids: list[str]) -> dict[str, Category]:

@@ -49,7 +49,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
     now = rt.clock.now()
     check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
-    check_installed(rt.db, draft.teams_conversation)
+    check_installed(rt.db, draft.teams_conversation, draft.user)
     platform = SLACK if draft.teams_conversation is None else TEAMS
     rendered = render(platform, draft.text, allow_broadcast=draft.allow_broadcast)
     # The buttons as posted; a preview has no delivery yet, so their values name "preview".

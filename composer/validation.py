@@ -19,7 +19,14 @@ from core.actions import Action
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
-from core.models import CHANNEL_ID, DEFAULT_MISFIRE_GRACE, MAX_TEXT, TEAMS_CONVERSATION_ID, USER_ID
+from core.models import (
+    CHANNEL_ID,
+    DEFAULT_MISFIRE_GRACE,
+    MAX_TEXT,
+    TEAMS_CONVERSATION_ID,
+    TEAMS_USER_ID,
+    USER_ID,
+)
 from core.platform import SLACK, TEAMS
 from core.schedule import recurrence_from_fields, zone
 from core.store import is_document_id
@@ -117,7 +124,7 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
     schedule) the schedule must also lie ahead of `now`, and `first_run` is computed."""
     problems = Problems()
     platform = check_recipient(problems, draft.channel, draft.user, draft.teams_conversation)
-    check_category_id(problems, draft.category, platform)
+    check_category_id(problems, draft.category, platform, draft.user)
     check_text(problems, "text", draft.text, platform)
     zone_ok = check_zone(problems, "timezone", draft.timezone)
     check_actions(problems, draft.actions, draft.text, platform)
@@ -172,13 +179,17 @@ def check_recipient(
     """A message names a `channel`, a `user` (sent a direct message) or a
     `teams_conversation`, exactly one; the platform it names (Slack when it names none)."""
     if teams is not None:
-        slack = ((MessageField.CHANNEL, channel), (MessageField.USER, user))
+        person = user is not None and TEAMS_USER_ID.match(user)
+        slack = ((MessageField.CHANNEL, channel), (MessageField.USER, None if person else user))
         named = [field for field, value in slack if value is not None]
         for field in (*named, MessageField.TEAMS_CONVERSATION) if named else ():
             problems.add(field.value, "names teams_conversation or channel/user, not both")
         if not named and not TEAMS_CONVERSATION_ID.match(teams):
             problems.add("teams_conversation", f"{teams[:80]!r} is not a Teams conversation id")
         return TEAMS
+    if user is not None and TEAMS_USER_ID.match(user):
+        problems.add("user", "a Teams user id goes with the teams_conversation of their chat")
+        return SLACK
     if channel is not None and user is not None:
         for field in (MessageField.CHANNEL, MessageField.USER):
             problems.add(field.value, "a message names channel or user, not both")
@@ -195,18 +206,21 @@ def check_recipient(
     return SLACK
 
 
-def check_category_id(problems: Problems, category: str | None, platform: str) -> None:
-    """A `category` is a category id, on a message to a Slack person: a person's gates key
-    on their Slack user id, and a Teams conversation names no person they could key on
-    (docs/api.md, "Microsoft Teams destinations")."""
+def check_category_id(
+    problems: Problems, category: str | None, platform: str, user: str | None = None
+) -> None:
+    """A `category` is a category id. On Teams it needs the person whose gates it passes:
+    `user`, their Teams id, beside their personal chat (docs/api.md, "Microsoft Teams
+    destinations"); a channel names no person."""
     if category is None:
         return
     if not is_document_id(category):
         problems.add("category", f"{category[:80]!r} cannot be a category id")
-    elif platform == TEAMS:
+    elif platform == TEAMS and user is None:
         problems.add(
             "category",
-            "a person's gates apply to a Slack user; a Teams conversation cannot have a category",
+            "on Teams a category needs user: the Teams id of the person whose personal chat"
+            " teams_conversation is (their gates apply)",
         )
 
 

@@ -33,7 +33,9 @@ ROTATION = {
 }
 
 
-def _install(db: firestore.Client, conversation: str, status: str = "installed") -> None:
+def _install(
+    db: firestore.Client, conversation: str, status: str = "installed", **fields: Any
+) -> None:
     """`teams_conversations/{id}` as the `teams` target stores it on install (or removal)."""
     db.collection("teams_conversations").document(conversation).set(
         {
@@ -43,6 +45,7 @@ def _install(db: firestore.Client, conversation: str, status: str = "installed")
             "name": "General",
             "status": status,
             "installed_at": T0,
+            **fields,
         }
     )
 
@@ -105,15 +108,41 @@ def test_teams_beside_channel_or_user_or_a_bad_id_is_422_naming_the_fields(api, 
     assert _messages(db) == []
 
 
-def test_a_category_on_a_teams_message_is_422_not_silently_ungated(api, db):
+def test_a_category_on_a_teams_channel_is_422_not_silently_ungated(api, db):
     _install(db, GENERAL)
     db.collection("categories").document("nudges").set({"label": "Nudges"})
 
     status, answer = call(api, "POST", "/messages", TO_TEAMS | {"category": "nudges"})
 
     assert status == 422 and fields_of(answer) == ["category"]
-    assert "Teams" in answer["details"][0]["message"]
+    assert "on Teams a category needs user" in answer["details"][0]["message"]
     assert _messages(db) == []
+
+
+def test_a_message_to_a_teams_person_names_them_for_their_gates(api, db):
+    """A personal chat with `user`, the person's Teams id, takes a category (their gates);
+    a `user` who is not the person of that chat, or a Slack id, is refused."""
+    chat = "a:1ana-chat"
+    _install(db, chat, conversation_type="personal", user_id="29:1ana")
+    db.collection("categories").document("nudges").set({"label": "Nudges"})
+    to_ana = TO_TEAMS | {"teams_conversation": chat, "category": "nudges"}
+
+    created = call(api, "POST", "/messages", to_ana | {"user": "29:1ana"})
+    someone_else = call(api, "POST", "/messages", to_ana | {"user": "29:1ben"})
+    a_slack_id = call(api, "POST", "/messages", to_ana | {"user": "U0123ABCD"})
+    teams_id_on_slack = call(api, "POST", "/messages", ONE_OFF | {"user": "29:1ana"})
+
+    assert created[0] == 201, created
+    stored = message(db, created[1]["id"])
+    assert (stored["teams_conversation"], stored["user"], stored["category"]) == (
+        chat,
+        "29:1ana",
+        "nudges",
+    )
+    assert someone_else[0] == 422 and fields_of(someone_else[1]) == ["user"]
+    assert a_slack_id[0] == 422 and "user" in fields_of(a_slack_id[1])
+    assert teams_id_on_slack[0] == 422 and "user" in fields_of(teams_id_on_slack[1])
+    assert call(api, "GET", "/preferences/29:1ana")[0] == 200
 
 
 def test_an_edit_moves_a_message_to_teams_and_is_checked_like_a_create(api, db):
