@@ -9,11 +9,12 @@ import itertools
 from datetime import datetime, timedelta
 from typing import Any
 
-from core.models import message_delivery_id
+from core.models import event_delivery_id, event_id, message_delivery_id
 from core.store import DELIVERIES, MESSAGES, ROTATIONS
 from emulator.slack_standin import SlackStandIn
 from emulator.teams_standin import TeamsStandIn
 from targets.kinds import run_pass
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import seed_message
 from tests.fixtures.people import seed_category
@@ -146,3 +147,21 @@ def test_a_persons_gates_hold_back_a_teams_message_past_their_daily_cap(
     entry = _entry(teams_rt, message_delivery_id(skipped, T0))
     assert (entry["status"], entry["reason"]) == ("skipped", "daily_cap")
     assert len(standin.activities(chat)) == 1
+
+
+def test_an_event_is_sent_to_teams_once_by_its_first_caller(
+    teams_rt: Any, api: Any, standin: TeamsStandIn
+) -> None:
+    """`POST /events` naming a Teams conversation: the first caller's request posts the card
+    (201), every later caller is told `duplicate` and nothing more is posted."""
+    body = {"key": "deploy-42:done", "teams_conversation": CHANNEL, "text": "Deploy 42 is **out**"}
+
+    first = call(api, "POST", "/events", body)
+    again = call(api, "POST", "/events", body)
+
+    assert first[0] == 201, first
+    assert again[0] == 200 and again[1]["duplicate"] is True
+    [posted] = standin.activities(CHANNEL)
+    assert posted.delivery_id == event_delivery_id(event_id("deploy-42:done"))
+    entry = _entry(teams_rt, posted.delivery_id)
+    assert (entry["status"], entry["activity_id"]) == ("sent", posted.id)
