@@ -12,6 +12,7 @@ from composer.teams_destination import check_installed
 from composer.validation import Problems, check_category_id, check_recipient, check_text
 from core.errors import DocumentError, ValidationFailed
 from core.models import event_id
+from core.platform import TEAMS
 from core.runtime import Runtime
 from core.store import EVENTS
 from events.notify import EventDraft, notify
@@ -23,6 +24,8 @@ def post_event(rt: Runtime, body: EventBody) -> tuple[dict[str, Any], int]:
     if not body.key.strip():
         problems.add("key", "must not be blank")
     platform = check_recipient(problems, body.channel, body.user, body.teams_conversation)
+    if platform == TEAMS and body.user is not None:
+        problems.add("user", "an event on Teams names its teams_conversation only")
     check_text(problems, "text", body.text, platform)
     check_category_id(problems, body.category, platform)
     problems.raise_if_any()

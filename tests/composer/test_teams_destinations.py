@@ -329,3 +329,13 @@ def test_a_teams_message_written_by_the_api_is_due_and_dry_run_shows_its_convers
     assert (preview["id"], preview["teams_conversation"]) == (created["id"], GENERAL)
     assert preview["channel"] is None and preview["text"]
     assert message(db, created["id"])["status"] == "pending"  # a dry run writes nothing
+
+
+def test_an_event_on_teams_names_no_person(api, db):
+    _install(db, "a:1ana-chat", conversation_type="personal", user_id="29:1ana")
+    body = {"key": "k-1", "teams_conversation": "a:1ana-chat", "text": "Hi", "user": "29:1ana"}
+
+    status, answer = call(api, "POST", "/events", body)
+
+    assert status == 422 and fields_of(answer) == ["user"]
+    assert list(db.collection(EVENTS).stream()) == []
