@@ -116,7 +116,6 @@ import argparse
 import copy
 import json
 import logging
-import signal
 import threading
 import time
 import urllib.error
@@ -127,13 +126,12 @@ from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
-from emulator.service import Service
+from emulator.service import Service, run_until_signalled
 from emulator.slack_channels import ChannelState
 from emulator.slack_clicks import click_payload, form_body, signed_headers
 from emulator.slack_faults import Fault as Fault
@@ -921,19 +919,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    done = threading.Event()
+    standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0)
+    run_until_signalled(standin, _announce)
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0).start()
+def _announce(standin: SlackStandIn) -> None:
     logs.info("slack stand-in listening", url=standin.url, control_url=standin.control_url)
-    try:
-        done.wait()
-    finally:
-        standin.stop()
 
 
 if __name__ == "__main__":

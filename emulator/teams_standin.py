@@ -32,14 +32,12 @@ import argparse
 import json
 import shlex
 import shutil
-import signal
 import threading
 from datetime import datetime
-from types import FrameType
 
 from core import logs
 from core.clock import Clock, SystemClock
-from emulator.service import Service
+from emulator.service import Service, run_until_signalled
 from emulator.teams_connector import Activities
 from emulator.teams_connector_api import ConnectorApi
 from emulator.teams_control_http import control
@@ -304,13 +302,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tenant-id", default=DEFAULT_TENANT)
     args = parser.parse_args(argv)
 
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     standin = TeamsStandIn(
         host=args.host,
         port=args.port,
@@ -318,7 +309,11 @@ def main(argv: list[str] | None = None) -> None:
         app_id=args.app_id,
         app_password=args.app_password,
         tenant_id=args.tenant_id,
-    ).start()
+    )
+    run_until_signalled(standin, _announce)
+
+
+def _announce(standin: TeamsStandIn) -> None:
     logs.info(
         "teams stand-in listening",
         service_url=standin.service_url,
@@ -330,10 +325,6 @@ def main(argv: list[str] | None = None) -> None:
     print("Teams stand-in: set these for the processor and the teams target:", flush=True)
     for name, value in standin.env().items():
         print(f"  export {name}={shlex.quote(value)}", flush=True)
-    try:
-        done.wait()
-    finally:
-        standin.stop()
 
 
 if __name__ == "__main__":
