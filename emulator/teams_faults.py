@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
-from emulator.teams_http import Reply, error_reply
+from emulator.http_reply import Reply
+from emulator.teams_http import error_reply
 
 FaultKind = Literal["error", "rate_limit", "server_error", "timeout", "drop"]
 OPERATIONS = frozenset({"send", "update", "create_conversation", "graph"})

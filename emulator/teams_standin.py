@@ -37,6 +37,7 @@ from datetime import datetime
 
 from core import logs
 from core.clock import Clock, SystemClock
+from emulator.http_reply import Reply, json_reply
 from emulator.service import Service, run_until_signalled
 from emulator.teams_connector import Activities
 from emulator.teams_connector_api import ConnectorApi
@@ -46,14 +47,7 @@ from emulator.teams_conversations import DEFAULT_TENANT, Rosters
 from emulator.teams_delivery import BOT_NAME, BotDeliveries
 from emulator.teams_faults import Faults, after_record, before_record
 from emulator.teams_graph import Graph
-from emulator.teams_http import (
-    BackgroundServer,
-    Reply,
-    Request,
-    ServiceError,
-    error_reply,
-    json_reply,
-)
+from emulator.teams_http import BackgroundServer, Request, ServiceError, error_reply
 from emulator.teams_rate_limits import RateLimits
 from emulator.teams_signer import SigningKeys
 from emulator.teams_tls import Certificates, make_certificates
