@@ -130,6 +130,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
+from emulator.armed_faults import ArmedFaults
 from emulator.http_reply import Reply, ReplyingHandler, json_reply
 from emulator.service import Service, run_until_signalled
 from emulator.slack_channels import ChannelState
@@ -204,12 +205,6 @@ def _fault_reply(fault: Fault) -> Reply | None:
     return None
 
 
-@dataclass
-class _ArmedFault:
-    fault: Fault
-    remaining: int | None
-
-
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 _State = TypeVar("_State", ChannelState, UserState)
 
@@ -232,7 +227,7 @@ class SlackStandIn(Service):
         self._lock = threading.Lock()
         self._posts: list[RecordedPost] = []
         self._updates: list[RecordedPost] = []
-        self._faults: list[_ArmedFault] = []
+        self._faults = ArmedFaults[Fault]()
         self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
         self._channels: dict[str, ChannelState] = {}
         self._users: dict[str, UserState] = {BOT_USER_ID: UserState(bot=True)}
@@ -312,7 +307,7 @@ class SlackStandIn(Service):
 
     def inject(self, fault: Fault) -> None:
         with self._lock:
-            self._faults.append(_ArmedFault(fault, fault.times))
+            self._faults.inject(fault)
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -409,16 +404,9 @@ class SlackStandIn(Service):
 
     def _take_fault(self, method: str, channel: str | None) -> Fault | None:
         with self._lock:
-            for armed in self._faults:
-                fault = armed.fault
-                if fault.method not in (None, method) or fault.channel not in (None, channel):
-                    continue
-                if armed.remaining is not None:
-                    armed.remaining -= 1
-                    if armed.remaining == 0:
-                        self._faults.remove(armed)
-                return fault
-        return None
+            return self._faults.take_first(
+                lambda fault: fault.method in (None, method) and fault.channel in (None, channel)
+            )
 
     def _linger(self, seconds: float) -> None:
         self._stopping.wait(seconds)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
+from emulator.armed_faults import ArmedFaults
 from emulator.fault_fields import FaultFields
 from emulator.http_reply import Reply
 from emulator.teams_http import error_reply
@@ -76,37 +77,19 @@ class Fault(FaultFields):
             raise ValueError("after_record needs a connector operation: Graph records nothing")
 
 
-@dataclass
-class _Armed:
-    fault: Fault
-    remaining: int | None
-
-
-class Faults:
-    def __init__(self) -> None:
-        self._armed: list[_Armed] = []
-
-    def inject(self, fault: Fault) -> None:
-        self._armed.append(_Armed(fault, fault.times))
-
-    def clear(self) -> None:
-        self._armed.clear()
-
+class Faults(ArmedFaults[Fault]):
     def take(self, operation: str, conversation: str | None) -> Fault | None:
-        """The first fault matching this call, counting it; None if none does."""
+        """The first fault matching this call, counting it; None if none does. A conversation
+        matches with or without its `;messageid=` suffix."""
         base = None if conversation is None else conversation.split(";", 1)[0]
-        for armed in self._armed:
-            fault = armed.fault
-            if fault.operation not in (None, operation):
-                continue
-            if fault.conversation is not None and fault.conversation.split(";", 1)[0] != base:
-                continue
-            if armed.remaining is not None:
-                armed.remaining -= 1
-                if armed.remaining == 0:
-                    self._armed.remove(armed)
-            return fault
-        return None
+
+        def matches(fault: Fault) -> bool:
+            named = fault.conversation
+            return fault.operation in (None, operation) and (
+                named is None or named.split(";", 1)[0] == base
+            )
+
+        return self.take_first(matches)
 
 
 _5XX_CODES = {502: "BadGateway", 503: "ServiceUnavailable", 504: "GatewayTimeout"}

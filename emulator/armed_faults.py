@@ -1,0 +1,42 @@
+"""The faults a stand-in has armed: kept in the order they were injected, the earliest matching
+one strikes, and each is spent after its `times` matches (None: never). Callers hold their own
+lock around these calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from emulator.fault_fields import FaultFields
+
+F = TypeVar("F", bound=FaultFields)
+
+
+@dataclass
+class _Armed(Generic[F]):
+    fault: F
+    remaining: int | None
+
+
+class ArmedFaults(Generic[F]):
+    def __init__(self) -> None:
+        self._armed: list[_Armed[F]] = []
+
+    def inject(self, fault: F) -> None:
+        self._armed.append(_Armed(fault, fault.times))
+
+    def clear(self) -> None:
+        self._armed.clear()
+
+    def take_first(self, matches: Callable[[F], bool]) -> F | None:
+        """The earliest armed fault that `matches` this call, counting it; None if none does."""
+        for armed in self._armed:
+            if not matches(armed.fault):
+                continue
+            if armed.remaining is not None:
+                armed.remaining -= 1
+                if armed.remaining == 0:
+                    self._armed.remove(armed)
+            return armed.fault
+        return None
