@@ -1,12 +1,13 @@
 """The faults a stand-in has armed: kept in the order they were injected, the earliest matching
-one strikes, and each is spent after its `times` matches (None: never). Callers hold their own
-lock around these calls."""
+one strikes, and each is spent after its `times` matches (None: never). ArmedFaults is not
+thread-safe: a stand-in holds its own lock around it, as InjectsFaults does for its controls."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from emulator.fault_fields import FaultFields
 
@@ -40,3 +41,18 @@ class ArmedFaults(Generic[F]):
                     self._armed.remove(armed)
             return armed.fault
         return None
+
+
+class InjectsFaults(Generic[F]):
+    """A stand-in's fault controls, over its `_faults` and under its `_lock`."""
+
+    _lock: AbstractContextManager[Any]
+    _faults: ArmedFaults[F]
+
+    def inject(self, fault: F) -> None:
+        with self._lock:
+            self._faults.inject(fault)
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()

@@ -130,7 +130,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
-from emulator.armed_faults import ArmedFaults
+from emulator.armed_faults import ArmedFaults, InjectsFaults
 from emulator.http_reply import Reply, ReplyingHandler, json_reply
 from emulator.service import Service, run_until_signalled
 from emulator.slack_channels import ChannelState
@@ -209,7 +209,7 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 _State = TypeVar("_State", ChannelState, UserState)
 
 
-class SlackStandIn(Service):
+class SlackStandIn(InjectsFaults[Fault], Service):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -304,14 +304,6 @@ class SlackStandIn(Service):
 
     def delivery_ids(self) -> list[str | None]:
         return [post.delivery_id for post in self.posts()]
-
-    def inject(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.inject(fault)
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._faults.clear()
 
     def set_channel(
         self, channel: str, *, exists: bool = True, archived: bool = False, member: bool = True
