@@ -1,11 +1,15 @@
-"""What every local stand-in (the emulators, the Slack stand-in) is as a context manager:
-running inside a `with` block, and stopped on leaving it however the block ends."""
+"""What every local stand-in (the emulators, the Slack and Teams stand-ins) is as a context
+manager: running inside a `with` block, and stopped on leaving it however the block ends; and
+how a stand-in runs as a process, until SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
 import abc
-from types import TracebackType
-from typing import Self
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType, TracebackType
+from typing import Self, TypeVar
 
 
 class Service(abc.ABC):
@@ -28,3 +32,22 @@ class Service(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+_S = TypeVar("_S", bound=Service)
+
+
+def run_until_signalled(service: _S, ready: Callable[[_S], None] = lambda _: None) -> None:
+    """Start `service`, call `ready` with it (to say where it listens), and run it until the
+    process gets SIGINT or SIGTERM; stop it however that ends. The handlers are in place before
+    it starts, so a signal while it starts still stops it cleanly."""
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    with service:
+        ready(service)
+        done.wait()

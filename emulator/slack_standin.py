@@ -115,8 +115,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import logging
-import signal
 import threading
 import time
 import urllib.error
@@ -126,14 +124,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import FrameType
+from http.server import ThreadingHTTPServer
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from core import logs
 from core.clock import Clock, SystemClock
-from emulator.service import Service
+from emulator.armed_faults import ArmedFaults, InjectsFaults
+from emulator.http_reply import Reply, ReplyingHandler, json_reply
+from emulator.service import Service, run_until_signalled
 from emulator.slack_channels import ChannelState
 from emulator.slack_clicks import click_payload, form_body, signed_headers
 from emulator.slack_faults import Fault as Fault
@@ -157,7 +156,6 @@ OTHER_USER_ID = "U0OTHER"
 
 _DEFAULT_5XX_BODY = "<html><body><h1>500 Internal Server Error</h1></body></html>"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -183,16 +181,6 @@ class RecordedPost:
         return cls(**data)
 
 
-@dataclass(frozen=True)
-class _Reply:
-    status: int
-    body: bytes
-    content_type: str = "application/json; charset=utf-8"
-    headers: tuple[tuple[str, str], ...] = ()
-    delay: float = 0.0
-    drop: bool = False
-
-
 def _button(post: RecordedPost, action_id: str) -> dict[str, Any] | None:
     for block in post.blocks or []:
         for element in block.get("elements") or [] if block.get("type") == "actions" else []:
@@ -201,35 +189,27 @@ def _button(post: RecordedPost, action_id: str) -> dict[str, Any] | None:
     return None
 
 
-def _reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> _Reply:
-    return _Reply(status, json.dumps(payload).encode(), headers=headers)
-
-
-def _fault_reply(fault: Fault) -> _Reply | None:
+def _fault_reply(fault: Fault) -> Reply | None:
     """The answer a fault gives instead of Slack's, or None for kinds that let it answer."""
     if fault.kind == "error":
-        return _reply({"ok": False, "error": fault.code})
+        return json_reply({"ok": False, "error": fault.code})
     if fault.kind == "rate_limit":
         seconds = 1 if fault.retry_after is None else fault.retry_after
-        return _reply({"ok": False, "error": "ratelimited"}, 429, (("Retry-After", str(seconds)),))
+        return json_reply(
+            {"ok": False, "error": "ratelimited"}, 429, (("Retry-After", str(seconds)),)
+        )
     if fault.kind == "server_error":
         body = _DEFAULT_5XX_BODY if fault.body is None else fault.body
         content_type = "application/json" if body.lstrip().startswith("{") else "text/html"
-        return _Reply(fault.status or 500, body.encode(), content_type=content_type)
+        return Reply(fault.status or 500, body.encode(), content_type=content_type)
     return None
-
-
-@dataclass
-class _ArmedFault:
-    fault: Fault
-    remaining: int | None
 
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 _State = TypeVar("_State", ChannelState, UserState)
 
 
-class SlackStandIn(Service):
+class SlackStandIn(InjectsFaults[Fault], Service):
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -247,7 +227,7 @@ class SlackStandIn(Service):
         self._lock = threading.Lock()
         self._posts: list[RecordedPost] = []
         self._updates: list[RecordedPost] = []
-        self._faults: list[_ArmedFault] = []
+        self._faults = ArmedFaults[Fault]()
         self._last_ts_us: dict[str, int] = {}  # per channel, as Slack's ts are
         self._channels: dict[str, ChannelState] = {}
         self._users: dict[str, UserState] = {BOT_USER_ID: UserState(bot=True)}
@@ -324,14 +304,6 @@ class SlackStandIn(Service):
 
     def delivery_ids(self) -> list[str | None]:
         return [post.delivery_id for post in self.posts()]
-
-    def inject(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.append(_ArmedFault(fault, fault.times))
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._faults.clear()
 
     def set_channel(
         self, channel: str, *, exists: bool = True, archived: bool = False, member: bool = True
@@ -424,35 +396,28 @@ class SlackStandIn(Service):
 
     def _take_fault(self, method: str, channel: str | None) -> Fault | None:
         with self._lock:
-            for armed in self._faults:
-                fault = armed.fault
-                if fault.method not in (None, method) or fault.channel not in (None, channel):
-                    continue
-                if armed.remaining is not None:
-                    armed.remaining -= 1
-                    if armed.remaining == 0:
-                        self._faults.remove(armed)
-                return fault
-        return None
+            return self._faults.take_first(
+                lambda fault: fault.method in (None, method) and fault.channel in (None, channel)
+            )
 
     def _linger(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
     # -- dispatch --------------------------------------------------------------------------
 
-    def _dispatch(self, method: str, params: dict[str, Any], authorization: str | None) -> _Reply:
+    def _dispatch(self, method: str, params: dict[str, Any], authorization: str | None) -> Reply:
         handler = self._methods.get(method)
         if handler is None:
-            return _reply({"ok": False, "error": "unknown_method", "req_method": method}, 404)
+            return json_reply({"ok": False, "error": "unknown_method", "req_method": method}, 404)
         auth_error = _auth_error(authorization)
         if auth_error is not None:
-            return _reply({"ok": False, "error": auth_error})
+            return json_reply({"ok": False, "error": auth_error})
         with self._lock:
             self._calls[method] += 1
             wait = self._rate_limits.admit(method, self._clock.now())
         if wait is not None:
             headers = (("Retry-After", str(wait)),)
-            return _reply({"ok": False, "error": "ratelimited"}, 429, headers)
+            return json_reply({"ok": False, "error": "ratelimited"}, 429, headers)
 
         channel = params.get("channel")
         fault = self._take_fault(method, None if channel is None else str(channel))
@@ -461,9 +426,9 @@ class SlackStandIn(Service):
             return instead
 
         try:
-            reply = _reply({"ok": True, **handler(params)})
+            reply = json_reply({"ok": True, **handler(params)})
         except SlackError as error:
-            reply = _reply(error.body())
+            reply = json_reply(error.body())
         if fault is not None and instead is not None:  # after_post: it took effect, then this
             reply = instead
         elif fault is not None and fault.kind == "slow":
@@ -511,25 +476,25 @@ class SlackStandIn(Service):
         except urllib.error.HTTPError as error:
             return int(error.code)
 
-    def _control(self, command: str, path: str, body: bytes) -> _Reply:
+    def _control(self, command: str, path: str, body: bytes) -> Reply:
         if (command, path) == ("GET", "/_control/posts"):
-            return _reply([asdict(post) for post in self.posts()])
+            return json_reply([asdict(post) for post in self.posts()])
         if (command, path) == ("GET", "/_control/replies"):
-            return _reply(self.replies())
+            return json_reply(self.replies())
         if (command, path) == ("POST", "/_control/reset"):
             self.reset()
-            return _reply({"ok": True})
+            return json_reply({"ok": True})
         action = self._control_actions().get(path) if command == "POST" else None
         if action is None:
-            return _reply({"ok": False, "error": "not_found"}, 404)
+            return json_reply({"ok": False, "error": "not_found"}, 404)
         try:
             spec = json.loads(body or b"{}")
             if not isinstance(spec, dict):
                 raise ValueError("a control body is a JSON object")
             answer = action(spec)
         except (ValueError, TypeError) as error:
-            return _reply({"ok": False, "error": str(error)}, 400)
-        return _reply({"ok": True, **answer})
+            return json_reply({"ok": False, "error": str(error)}, 400)
+        return json_reply({"ok": True, **answer})
 
     def _control_actions(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         def fault(spec: dict[str, Any]) -> dict[str, Any]:
@@ -593,15 +558,15 @@ class SlackStandIn(Service):
             "/_control/messages": messages,
         }
 
-    def _take_reply(self, body: bytes) -> _Reply:
+    def _take_reply(self, body: bytes) -> Reply:
         """A post to a response_url: Slack answers plain `ok`."""
         try:
             reply = json.loads(body or b"{}")
         except ValueError:
-            return _Reply(400, b"invalid_payload", "text/plain")
+            return Reply(400, b"invalid_payload", "text/plain")
         with self._lock:
             self._replies.append(reply)
-        return _Reply(200, b"ok", "text/plain")
+        return Reply(200, b"ok", "text/plain")
 
     # -- Slack methods ---------------------------------------------------------------------
 
@@ -855,7 +820,7 @@ class _Server(ThreadingHTTPServer):
         self.standin = standin
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
+class _RequestHandler(ReplyingHandler):
     server_version = "SlackStandIn/1.0"
 
     def do_GET(self) -> None:
@@ -871,45 +836,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
         # Always read the whole body first: the drop fault must have received everything.
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if url.path.startswith("/_control/"):
-            self._send(standin._control(self.command, url.path, body))
+            self.send(standin._control(self.command, url.path, body))
             return
         if url.path.startswith("/_responses/") and self.command == "POST":
-            self._send(standin._take_reply(body))
+            self.send(standin._take_reply(body))
             return
         if not url.path.startswith("/api/"):
-            self._send(_reply({"ok": False, "error": "not_found"}, 404))
+            self.send(json_reply({"ok": False, "error": "not_found"}, 404))
             return
 
         params: dict[str, Any] = dict(parse_qsl(url.query, keep_blank_values=True))
         try:
             params.update(_decode_body(body, self.headers.get("Content-Type", "")))
         except ValueError:
-            self._send(_reply({"ok": False, "error": "invalid_json"}))
+            self.send(json_reply({"ok": False, "error": "invalid_json"}))
             return
         method = url.path.removeprefix("/api/")
         reply = standin._dispatch(method, params, self.headers.get("Authorization"))
-        if reply.drop:
-            self.close_connection = True
-            return
-        if reply.delay:
-            standin._linger(reply.delay)
-        self._send(reply)
-
-    def _send(self, reply: _Reply) -> None:
-        try:
-            self.send_response(reply.status)
-            self.send_header("Content-Type", reply.content_type)
-            self.send_header("Content-Length", str(len(reply.body)))
-            for name, value in reply.headers:
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(reply.body)
-        except (BrokenPipeError, ConnectionResetError):
-            # The client gave up first, which is what the slow fault is for; not our error.
-            self.close_connection = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        _log.debug("%s " + format, self.address_string(), *args)
+        self.answer(reply, standin._linger)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -921,19 +865,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
 
-    done = threading.Event()
+    standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0)
+    run_until_signalled(standin, _announce)
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0).start()
+def _announce(standin: SlackStandIn) -> None:
     logs.info("slack stand-in listening", url=standin.url, control_url=standin.control_url)
-    try:
-        done.wait()
-    finally:
-        standin.stop()
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from core.clock import Clock
+from emulator.http_reply import Reply, json_reply
 from emulator.teams_connector import Activities, check_activity
 from emulator.teams_conversations import Rosters, personal_conversation_id
-from emulator.teams_http import Reply, ServiceError, json_reply
+from emulator.teams_http import ServiceError
 
 Route = tuple[str, str | None, Callable[[Any], Reply]]  # operation, conversation, action
 

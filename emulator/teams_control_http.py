@@ -30,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from emulator.http_reply import Reply, json_reply
 from emulator.teams_connector import cards
 from emulator.teams_conversations import Conversation
 from emulator.teams_faults import Fault
-from emulator.teams_http import Reply, Request, error_reply, json_reply
+from emulator.teams_http import Request, error_reply
 
 if TYPE_CHECKING:
     from emulator.teams_standin import TeamsStandIn

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.clock import Clock
+from emulator.armed_faults import InjectsFaults
 from emulator.teams_connector import ADAPTIVE_CARD, Activities, RecordedActivity, check_activity
 from emulator.teams_conversations import Conversation, Rosters, personal_conversation_id
 from emulator.teams_faults import Fault, Faults
@@ -27,7 +28,7 @@ class Call:
     conversation: str | None
 
 
-class StandInControls:
+class StandInControls(InjectsFaults[Fault]):
     app_id: str
     tenant_id: str
     _lock: threading.RLock
@@ -161,14 +162,6 @@ class StandInControls:
         return recorded.id
 
     # -- faults and rate limits ------------------------------------------------------------
-
-    def inject(self, fault: Fault) -> None:
-        with self._lock:
-            self._faults.inject(fault)
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._faults.clear()
 
     def set_rate_limit(self, windows: Windows | None, tenant: Windows | None = None) -> None:
         """Windows of (calls, per_seconds) on the stand-in's clock, per conversation and per

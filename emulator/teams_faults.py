@@ -24,10 +24,13 @@ conversation (None: any; Graph calls name the conversation they read), and is sp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import ClassVar, Literal
 
-from emulator.teams_http import Reply, error_reply
+from emulator.armed_faults import ArmedFaults
+from emulator.fault_fields import FaultFields
+from emulator.http_reply import Reply
+from emulator.teams_http import error_reply
 
 FaultKind = Literal["error", "rate_limit", "server_error", "timeout", "drop"]
 OPERATIONS = frozenset({"send", "update", "create_conversation", "graph"})
@@ -38,12 +41,13 @@ _KIND_FIELDS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"delay"}),
     "drop": frozenset(),
 }
-_OPTIONAL_FIELDS = frozenset().union(*_KIND_FIELDS.values())
 AFTER_RECORD_KINDS = frozenset({"server_error", "timeout", "drop"})
 
 
 @dataclass(frozen=True)
-class Fault:
+class Fault(FaultFields):
+    KIND_FIELDS: ClassVar[Mapping[str, frozenset[str]]] = _KIND_FIELDS
+
     kind: FaultKind
     conversation: str | None = None
     operation: str | None = "send"
@@ -55,18 +59,9 @@ class Fault:
     after_record: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in _KIND_FIELDS:
-            raise ValueError(f"unknown fault kind {self.kind!r}; one of {sorted(_KIND_FIELDS)}")
-        stray = {n for n in _OPTIONAL_FIELDS if getattr(self, n) is not None}
-        stray -= _KIND_FIELDS[self.kind]
-        if stray:
-            raise ValueError(f"a {self.kind} fault takes no {', '.join(sorted(stray))}")
+        self.check_fields()
         if self.operation is not None and self.operation not in OPERATIONS:
             raise ValueError(f"operation must be one of {sorted(OPERATIONS)} or None")
-        if self.times is not None and (
-            isinstance(self.times, bool) or not isinstance(self.times, int) or self.times < 1
-        ):
-            raise ValueError("times must be a whole number of at least 1 (None: unlimited)")
         if self.kind == "error" and not (self.code and self.status):
             raise ValueError(
                 "an error fault needs a status and a code, e.g. 412 PreconditionFailed"
@@ -77,57 +72,24 @@ class Fault:
             raise ValueError(f"server_error status must be 5xx, got {self.status}")
         if self.kind == "timeout" and (self.delay is None or self.delay <= 0):
             raise ValueError("a timeout fault needs a positive delay in seconds")
-        if self.retry_after is not None and self.retry_after < 0:
-            raise ValueError("retry_after must not be negative")
-        if not isinstance(self.after_record, bool):
-            raise ValueError(f"after_record must be true or false, got {self.after_record!r}")
-        if self.after_record and self.kind not in AFTER_RECORD_KINDS:
-            raise ValueError(
-                f"after_record applies to {', '.join(sorted(AFTER_RECORD_KINDS))} faults,"
-                f" not {self.kind}"
-            )
+        self.check_flag("after_record", AFTER_RECORD_KINDS)
         if self.after_record and self.operation in (None, "graph"):
             raise ValueError("after_record needs a connector operation: Graph records nothing")
 
-    @classmethod
-    def from_json(cls, spec: Mapping[str, Any]) -> Fault:
-        unknown = set(spec) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown fault fields: {', '.join(sorted(unknown))}")
-        return cls(**spec)
 
-
-@dataclass
-class _Armed:
-    fault: Fault
-    remaining: int | None
-
-
-class Faults:
-    def __init__(self) -> None:
-        self._armed: list[_Armed] = []
-
-    def inject(self, fault: Fault) -> None:
-        self._armed.append(_Armed(fault, fault.times))
-
-    def clear(self) -> None:
-        self._armed.clear()
-
+class Faults(ArmedFaults[Fault]):
     def take(self, operation: str, conversation: str | None) -> Fault | None:
-        """The first fault matching this call, counting it; None if none does."""
+        """The first fault matching this call, counting it; None if none does. A conversation
+        matches with or without its `;messageid=` suffix."""
         base = None if conversation is None else conversation.split(";", 1)[0]
-        for armed in self._armed:
-            fault = armed.fault
-            if fault.operation not in (None, operation):
-                continue
-            if fault.conversation is not None and fault.conversation.split(";", 1)[0] != base:
-                continue
-            if armed.remaining is not None:
-                armed.remaining -= 1
-                if armed.remaining == 0:
-                    self._armed.remove(armed)
-            return fault
-        return None
+
+        def matches(fault: Fault) -> bool:
+            named = fault.conversation
+            return fault.operation in (None, operation) and (
+                named is None or named.split(";", 1)[0] == base
+            )
+
+        return self.take_first(matches)
 
 
 _5XX_CODES = {502: "BadGateway", 503: "ServiceUnavailable", 504: "GatewayTimeout"}

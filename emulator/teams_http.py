@@ -1,5 +1,6 @@
-"""The Teams stand-in's HTTP plumbing: answers as values, and one server class that serves a
-handler over plain HTTP or TLS on a background thread.
+"""The Teams stand-in's HTTP plumbing: requests as values, Microsoft's error bodies, and one
+server class that serves a handler over plain HTTP or TLS on a background thread (answers and
+their sending: emulator/http_reply.py).
 
 Error bodies follow each Microsoft service's shape: the Bot Connector and Graph answer
 `{"error": {"code", "message"}}` (learn.microsoft.com/azure/bot-service/rest-api/
@@ -16,9 +17,11 @@ import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+from emulator.http_reply import Reply, ReplyingHandler, json_reply
 
 _log = logging.getLogger(__name__)
 
@@ -40,20 +43,6 @@ class Request:
 
     def form(self) -> dict[str, str]:
         return dict(parse_qsl(self.body.decode(), keep_blank_values=True))
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    body: bytes
-    content_type: str = "application/json; charset=utf-8"
-    headers: tuple[tuple[str, str], ...] = ()
-    delay: float = 0.0  # seconds to wait before answering (a timeout fault)
-    drop: bool = False  # close the connection with no answer
-
-
-def json_reply(payload: Any, status: int = 200, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
-    return Reply(status, json.dumps(payload).encode(), headers=headers)
 
 
 def error_reply(
@@ -129,7 +118,7 @@ class BackgroundServer:
         self._thread.join()
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
+class _RequestHandler(ReplyingHandler):
     server_version = "TeamsStandIn/1.0"
     protocol_version = "HTTP/1.1"  # keep-alive, as httpx and requests expect
 
@@ -162,25 +151,4 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except Exception:  # a bug in the stand-in: say so rather than hang the client
             _log.exception("teams stand-in failed on %s %s", self.command, self.path)
             reply = error_reply(500, "InternalServerError", "the stand-in failed")
-        if reply.delay:
-            self.server.linger(reply.delay)
-        if reply.drop:
-            self.close_connection = True
-            return
-        self._send(reply)
-
-    def _send(self, reply: Reply) -> None:
-        try:
-            self.send_response(reply.status)
-            self.send_header("Content-Type", reply.content_type)
-            self.send_header("Content-Length", str(len(reply.body)))
-            for name, value in reply.headers:
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(reply.body)
-        except (BrokenPipeError, ConnectionResetError):
-            # The client gave up first, which is what the timeout fault is for.
-            self.close_connection = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        _log.debug("%s " + format, self.address_string(), *args)
+        self.answer(reply, self.server.linger)

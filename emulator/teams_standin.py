@@ -32,14 +32,13 @@ import argparse
 import json
 import shlex
 import shutil
-import signal
 import threading
 from datetime import datetime
-from types import FrameType
 
 from core import logs
 from core.clock import Clock, SystemClock
-from emulator.service import Service
+from emulator.http_reply import Reply, json_reply
+from emulator.service import Service, run_until_signalled
 from emulator.teams_connector import Activities
 from emulator.teams_connector_api import ConnectorApi
 from emulator.teams_control_http import control
@@ -48,14 +47,7 @@ from emulator.teams_conversations import DEFAULT_TENANT, Rosters
 from emulator.teams_delivery import BOT_NAME, BotDeliveries
 from emulator.teams_faults import Faults, after_record, before_record
 from emulator.teams_graph import Graph
-from emulator.teams_http import (
-    BackgroundServer,
-    Reply,
-    Request,
-    ServiceError,
-    error_reply,
-    json_reply,
-)
+from emulator.teams_http import BackgroundServer, Request, ServiceError, error_reply
 from emulator.teams_rate_limits import RateLimits
 from emulator.teams_signer import SigningKeys
 from emulator.teams_tls import Certificates, make_certificates
@@ -304,13 +296,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tenant-id", default=DEFAULT_TENANT)
     args = parser.parse_args(argv)
 
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
     standin = TeamsStandIn(
         host=args.host,
         port=args.port,
@@ -318,7 +303,11 @@ def main(argv: list[str] | None = None) -> None:
         app_id=args.app_id,
         app_password=args.app_password,
         tenant_id=args.tenant_id,
-    ).start()
+    )
+    run_until_signalled(standin, _announce)
+
+
+def _announce(standin: TeamsStandIn) -> None:
     logs.info(
         "teams stand-in listening",
         service_url=standin.service_url,
@@ -330,10 +319,6 @@ def main(argv: list[str] | None = None) -> None:
     print("Teams stand-in: set these for the processor and the teams target:", flush=True)
     for name, value in standin.env().items():
         print(f"  export {name}={shlex.quote(value)}", flush=True)
-    try:
-        done.wait()
-    finally:
-        standin.stop()
 
 
 if __name__ == "__main__":

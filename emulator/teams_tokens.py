@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from emulator.teams_http import Reply, Request, json_reply
+from emulator.http_reply import Reply, json_reply
+from emulator.teams_http import Request
 
 BOT_SCOPE = "https://api.botframework.com/.default"
 GRAPH_SCOPE = "https://graph.microsoft.com/.default"
