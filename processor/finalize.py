@@ -24,7 +24,7 @@ from google.api_core.exceptions import FailedPrecondition
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerStatus
 from core.documents.errors import StoredError
-from core.platform import Outcome, PostResult
+from core.platform import Outcome, PostResult, posted_fields
 from core.runtime import Runtime
 from core.store import DELIVERIES, read_in_order
 from processor.abc import Claim, Writes
@@ -89,7 +89,7 @@ def _apply(rt: Runtime, claim: Claim[Any], writes: Writes, post: PostResult) -> 
         status="fenced",
         outcome=post.outcome.value,
         error_code=post.code,
-        slack_ts=post.ts,
+        **posted_fields(claim.kind.destination(claim), post.ts),
         worker=claim.owner,
     )
     return Result.FENCED

@@ -112,11 +112,11 @@ def history_unreadable(
         **subject,
     }
     if now - claimed_at < HISTORY_ESCALATE_AFTER:
-        logs.warning("Slack history not read to the end yet; asking again later", **fields)
+        logs.warning("history not read to the end yet; asking again later", **fields)
         return
     ledger_ref = rt.db.collection(DELIVERIES).document(delivery_id)
     if (ledger_ref.get().to_dict() or {}).get(LedgerField.HISTORY_ESCALATED_AT) is not None:
-        logs.warning("Slack history still not read to the end; escalated already", **fields)
+        logs.warning("history still not read to the end; escalated already", **fields)
         return
     ledger_ref.update(LedgerWrite(history_escalated_at=now).to_document())
     escalate(
@@ -125,7 +125,7 @@ def history_unreadable(
         occurrence_at=occurrence_at,
         error_code=code,
         detail=(
-            f"Slack history not read to the end since the claim at {claimed_at.isoformat()}; "
+            f"history not read to the end since the claim at {claimed_at.isoformat()}; "
             "outcome unknown: look in the channel, then targets.operator mark-delivered or "
             "release"
         ),

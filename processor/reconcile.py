@@ -1,9 +1,10 @@
 """Reconciliation: settling occurrences whose lease expired while still `sending`.
 
 A lease expires when its worker died or its send was ambiguous (timeout, dropped
-connection, 5xx). Firestore cannot say what happened, but Slack can: every post carries its
-`delivery_id` in message metadata, so the channel's history is read over the narrowest window
-that can hold the post, across passes if Slack's limits demand it (processor.history_search).
+connection, 5xx). Firestore cannot say what happened, but the platform can: every post
+carries its `delivery_id` (Slack's message metadata, the Teams card's body), so the
+conversation's history is read over the narrowest window that can hold the post, across
+passes if the platform's limits demand it (processor.history_search).
 
 - Found: it was delivered; finalize as delivered with that `ts`, never send again.
 - Absent: it was not; release it for another attempt with exponential backoff, up to
@@ -171,17 +172,20 @@ def reconcile_one(
 
 
 def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> PostResult | None:
-    """What Slack's history means for a claimed occurrence, the same for messages and
-    rotation days: DELIVERED (found), FAILED (absent after `max_attempts`), RETRY_LATER
-    (absent: another attempt after a backoff), AMBIGUOUS (unreadable and the policy holds:
-    park it `unconfirmed`), or None (history could not be read now: ask again later)."""
+    """What the conversation's history (Slack's, or Teams' through Graph) means for a
+    claimed occurrence, the same for every kind: DELIVERED (found), FAILED (absent after
+    `max_attempts`), RETRY_LATER (absent: another attempt after a backoff), AMBIGUOUS
+    (unreadable and the policy holds: park it `unconfirmed`), or None (history could not be
+    read now: ask again later)."""
     if lookup.witness is Witness.TRY_LATER:
         return None
     if lookup.witness is Witness.FOUND:
-        return PostResult(Outcome.DELIVERED, ts=lookup.ts, detail="found in channel history")
+        return PostResult(
+            Outcome.DELIVERED, ts=lookup.ts, detail="found in the conversation's history"
+        )
     if lookup.witness is Witness.UNREADABLE and policy != "retry":
         # Anything but an explicit "retry" holds: never resend on a guess.
-        detail = f"Slack history unreadable ({lookup.code}); outcome unverified, not resent"
+        detail = f"history unreadable ({lookup.code}); outcome unverified, not resent"
         return PostResult(Outcome.AMBIGUOUS, lookup.code, detail=detail)
     if attempts >= max_attempts:
         return PostResult(
@@ -191,7 +195,7 @@ def verdict(lookup: Lookup, policy: Any, attempts: int, max_attempts: int) -> Po
         Outcome.RETRY_LATER,
         "not_delivered",
         retry_after=int(backoff(attempts).total_seconds()),
-        detail="absent from channel history; released for another attempt",
+        detail="absent from the conversation's history; released for another attempt",
     )
 
 
