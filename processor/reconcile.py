@@ -35,7 +35,7 @@ from typing import Any
 from google.api_core.exceptions import FailedPrecondition
 
 from core import logs
-from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite
+from core.documents.deliveries import LedgerField, LedgerStatus, LedgerWrite, entry_post
 from core.documents.leases import LeasePatch
 from core.documents.subjects import SubjectField, SubjectWrite
 from core.documents.write import DELETE
@@ -134,6 +134,8 @@ def reconcile_one(
     ledger = _claimed_entry(rt, kind, snap, leased)
     if ledger is None:
         return None
+    if budget.resume_at(entry_post(ledger.to_dict() or {})[0]) is not None:
+        return None  # its platform's history answered 429: nothing is taken over meanwhile
     search = searchable(rt, ledger.to_dict() or {}, leased.occurrence_at)
     if search is None:
         return None  # the post may still be on its way: read the window once it has closed
