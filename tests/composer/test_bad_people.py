@@ -66,8 +66,9 @@ def test_a_user_id_of_32_characters_is_accepted_and_the_formats_are_in_openapi(a
     status, created = call(api, "POST", "/messages", TO_PERSON | {"user": "W" + "0" * 31})
     assert status == 201, created
     schema = call(api, "GET", "/openapi.json")[1]["components"]["schemas"]
-    user = schema["MessageDraft"]["properties"]["user"]["anyOf"][0]
-    assert (user["pattern"], user["maxLength"]) == ("^[UW][A-Z0-9]{2,31}$", 32)
+    # A person: a Slack user id, or (beside a Teams personal chat) a Teams one.
+    slack, teams = schema["MessageDraft"]["properties"]["user"]["anyOf"][0]["anyOf"]
+    assert slack["pattern"] == "^[UW][A-Z0-9]{2,31}$" and teams["pattern"].startswith("^(?:29:")
     channel = schema["EventBody"]["properties"]["channel"]["anyOf"][0]
     assert (channel["pattern"], channel["maxLength"]) == ("^[CGD][A-Z0-9]{2,31}$", 32)
 
