@@ -17,7 +17,7 @@ from typing import Any
 from google.cloud import firestore
 
 from core.models import event_delivery_id, event_id, message_delivery_id, rotation_delivery_id
-from core.platform import PLATFORMS, SLACK
+from core.platform import PLATFORMS
 from core.store import EVENTS, MESSAGES, ROTATIONS
 from events.kind import EVENT_KIND
 from messages.kind import MESSAGE_KIND
@@ -82,8 +82,7 @@ class Subject:
     retry_policy: bool = True
     # Where the `api` target edits one (`PUT`, its id appended); None: it has no edit.
     edit_route: str | None = None
-    # The platforms it is sent on here. `POST /events` takes a Slack channel only on main
-    # (its `teams_conversation` is another change's), so events run on Slack alone.
+    # The platforms it is sent on here.
     platforms: tuple[str, ...] = PLATFORMS
 
     def stored(self, world: World, seeded: Seeded) -> dict[str, Any]:
@@ -177,14 +176,12 @@ def _day_given_up(doc: dict[str, Any], seeded: Seeded) -> bool:
 
 
 def _seed_released_event(world: World, channel: str, fields: dict[str, Any]) -> Seeded:
-    """`POST /events` whose send Slack rate-limits (Retry-After 30): the event is released;
-    the clock then moves past its retry, so a pass finds it due."""
+    """`POST /events` whose send the platform rate-limits (Retry-After 30): the event is
+    released; the clock then moves past its retry, so a pass finds it due."""
     key = f"contract-{next(_ids)}:done"
-    assert world.chat.platform == SLACK
     world.chat.rate_limited_once(30)
-    status, answer = call(
-        world.api, "POST", "/events", {"key": key, "channel": channel, "text": TEXT}
-    )
+    where = {k: v for k, v in world.chat.where(channel).items() if v is not None}
+    status, answer = call(world.api, "POST", "/events", {"key": key, "text": TEXT, **where})
     assert status in (200, 201), answer
     eid = event_id(key)
     seeded = Seeded(eid, event_delivery_id(eid), f"{EVENTS}/{eid}", world.clock.now())
@@ -253,7 +250,6 @@ SUBJECTS = (
         _message_failed,
         claim_syncpoint="reclaim",
         retry_policy=False,
-        platforms=(SLACK,),
     ),
     Subject(
         "toy_note",
