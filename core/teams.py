@@ -256,7 +256,7 @@ class TeamsTransport:
         `delivery_id`, else None."""
         return teams_graph.proves(self._app_id, message, delivery_id)
 
-    # The platform seam's names for the same calls (main's core.platform.Platform).
+    # The platform seam's names for the same calls (core.platform.Platform).
 
     @property
     def name(self) -> str:
