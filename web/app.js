@@ -1,20 +1,43 @@
-// Entry point: sign in, then show the section the hash names (#/messages, #/rotations,
-// #/people).
+// Entry point: sign in, then show the view the hash names. Every view has its own URL, so a
+// reload keeps it and back/forward move between views:
+//   #/agenda, #/messages, #/messages/{id}, #/rotations, #/rotations/{id}, #/people
 import { bearer, forget } from "./signin.js";
-import { mountMessages } from "./messages.js";
+import { mountAgenda } from "./agenda.js";
+import * as messages from "./messages.js";
+import { showMessageFallback } from "./message_link.js";
 import { mountPeople } from "./people.js";
 import { mountRotations } from "./rotations.js";
 
-const SECTIONS = { messages: mountMessages, rotations: mountRotations, people: mountPeople };
-const mounted = new Set();
+const SECTIONS = {
+  agenda: mountAgenda,
+  messages: messages.mountMessages,
+  rotations: mountRotations,
+  people: mountPeople,
+};
+// A record's own view inside its section (#/<section>/<id>); `null` id: the section alone.
+const DETAILS = {
+  messages: (_view, id) => id && (messages.showMessage ?? showMessageFallback)(id),
+  rotations: (view, id) => view.show(id),
+};
+const mounted = new Map();
 
-function current() {
-  const name = location.hash.replace(/^#\/?/, "").split("/")[0];
-  return name in SECTIONS ? name : "messages";
+// "#/rotations/abc?x" → {name: "rotations", id: "abc"}; an unknown section is Messages.
+export function parseHash(hash) {
+  const [path] = hash.replace(/^#\/?/, "").split("?");
+  const [name, ...rest] = path.split("/");
+  if (!(name in SECTIONS)) return { name: "messages", id: null };
+  const raw = rest.join("/");
+  let id = null;
+  try {
+    id = raw ? decodeURIComponent(raw) : null;
+  } catch {
+    id = null; // a malformed escape: the section alone
+  }
+  return { name, id };
 }
 
 function route() {
-  const name = current();
+  const { name, id } = parseHash(location.hash);
   for (const key of Object.keys(SECTIONS)) {
     document.getElementById(key).hidden = key !== name;
   }
@@ -23,9 +46,9 @@ function route() {
     else link.removeAttribute("aria-current");
   }
   if (!mounted.has(name)) {
-    mounted.add(name);
-    SECTIONS[name](document.getElementById(name));
+    mounted.set(name, SECTIONS[name](document.getElementById(name)));
   }
+  DETAILS[name]?.(mounted.get(name), id);
 }
 
 async function start() {

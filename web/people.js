@@ -1,11 +1,18 @@
-// The People section: type a Slack user id, see which categories of messages that person
-// receives, and change it (GET/PUT /preferences/{user}). Must-read categories are shown
-// ticked and disabled, with the reason. Also `loadCategories()`, the message form's list.
+// The People section: pick a person from the workspace's people (web/people_list.js, by
+// name) or type a Slack user id, see which categories of messages that person receives, and
+// change it (GET/PUT /preferences/{user}). Must-read categories are shown ticked and
+// disabled, with the reason; with no category at all there is nothing to save, and the page
+// says how one is made. Also `loadCategories()`, the message form's list.
 import { api } from "./api.js";
+import { peopleList } from "./people_list.js";
 import { clearProblems, el, field, notice, showProblems } from "./ui.js";
 
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
 const MUST_READ = "Must-read: nobody can opt out of this category.";
+const NO_CATEGORIES =
+  "No categories exist yet, so there is nothing to choose. An operator creates one as a " +
+  "categories/{id} document in Firestore (label, opt_out_allowed); see docs/data-model.md, " +
+  "Categories and preferences.";
 
 // The categories a message may have: [{id, label, opt_out_allowed, ...}], [] if unreadable.
 export async function loadCategories() {
@@ -26,35 +33,42 @@ export function mountPeople(container) {
     el("legend", {}, "Receives messages of these categories"));
   const status = el("div", { class: "notice", hidden: true });
   const save = el("button", { type: "submit", class: "primary" }, "Save preferences");
+  const actions = el("div", { class: "actions" }, save);
   const editor = el("form", { novalidate: true, "aria-labelledby": "p-prefs-heading", hidden: true },
-    heading, choices, el("div", { class: "form-problems", hidden: true }),
-    el("div", { class: "actions" }, save));
-  container.append(el("h2", {}, "People"), finder, status, editor);
+    heading, choices, el("div", { class: "form-problems", hidden: true }), actions);
+  container.append(el("h2", {}, "People"), peopleList((id, name) => showFor(id, name)),
+    finder, status, editor);
   let user = null;
+  let shownName = null;
 
-  async function show(event) {
+  function show(event) {
     event.preventDefault();
     clearProblems(finder);
-    notice(status, "");
     const typed = finder.elements.user.value.trim();
     if (!USER_ID.test(typed)) {
       const message = `${typed ? `"${typed}"` : "Nothing"} is not a Slack user id such as U0123ABCD`;
       showProblems(finder, { data: { details: [{ field: "user", message }] } });
       return;
     }
-    const answer = await api("GET", `/preferences/${encodeURIComponent(typed)}`);
+    showFor(typed, null);
+  }
+
+  async function showFor(id, name) {
+    notice(status, "");
+    const answer = await api("GET", `/preferences/${encodeURIComponent(id)}`);
     if (answer.status !== 200) {
       const why = answer.data?.message ?? answer.status;
       if (answer.status !== 401) notice(status, `Could not read preferences: ${why}`, { alert: true });
       return;
     }
-    user = typed;
+    user = id;
+    shownName = name;
     render(answer.data);
     heading.focus();
   }
 
   function render(prefs) {
-    heading.textContent = `Preferences of ${prefs.user}`;
+    heading.textContent = `Preferences of ${shownName ?? prefs.user}`;
     const out = new Set(prefs.opted_out);
     const rows = prefs.categories.map((category, index) => {
       const id = `p-cat-${index}`;
@@ -68,7 +82,9 @@ export function mountPeople(container) {
         el("label", { for: id }, category.label),
         locked ? el("p", { id: `${id}-why`, class: "hint" }, MUST_READ) : null);
     });
-    if (!rows.length) rows.push(el("p", { class: "hint" }, "No categories are defined yet."));
+    if (!rows.length) rows.push(el("p", { class: "hint p-no-categories" }, NO_CATEGORIES));
+    // Nothing to save without a category: no button that would only store an empty list.
+    actions.hidden = !prefs.categories.length;
     choices.replaceChildren(choices.querySelector("legend"), ...rows);
     clearProblems(editor);
     editor.hidden = false;
@@ -94,7 +110,7 @@ export function mountPeople(container) {
     if (answer.status === 200) {
       render(answer.data);
       const count = answer.data.opted_out.length;
-      notice(status, `Saved: ${user} opted out of ${count} categor${count === 1 ? "y" : "ies"}.`);
+      notice(status, `Saved: ${shownName ?? user} opted out of ${count} categor${count === 1 ? "y" : "ies"}.`);
     } else if (answer.status !== 401) {
       showProblems(editor, answer);
     }

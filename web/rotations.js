@@ -1,10 +1,14 @@
 // The Rotations section: list, create and edit rotations (members in turn order, skips by
-// date, send time, weekdays, working-days country), the next turns as the API's preview
-// computes them, the history of posted and skipped days, and the answers to its buttons.
+// date, away periods, send time, weekdays, working-days country), who is up and swapping
+// turns, the next turns as the API's preview computes them, the history of posted and
+// skipped days, and the answers to its buttons. A rotation's own URL is #/rotations/{id}
+// (web/app.js calls `show(id)` of the object `mountRotations` answers).
 // All user text reaches the page as text nodes (ui.js's `el`), never as HTML.
 
 import { api } from "./api.js";
 import { showResponses } from "./responses.js";
+import { awayBody, awayEditor } from "./rotation_away.js";
+import { nameOf, upLine, upPanel } from "./rotation_up.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -58,6 +62,7 @@ function messageOf(answer, fallback) {
 
 // --- the section ---------------------------------------------------------------------------
 
+// Answers {show(id)}: open that rotation's view, or close it (`null`).
 export function mountRotations(container) {
   loadStyles();
   const status = el("div", { class: "notice", hidden: true });
@@ -66,7 +71,7 @@ export function mountRotations(container) {
   container.replaceChildren(
     el("h2", {}, "Rotations"),
     status,
-    el("div", { class: "toolbar" }, button("New rotation", () => open(null), { class: "primary" })),
+    el("div", { class: "toolbar" }, button("New rotation", () => create(), { class: "primary" })),
     el("h3", {}, "All rotations"),
     list,
     detail,
@@ -98,47 +103,70 @@ export function mountRotations(container) {
   }
 
   function row(rotation) {
-    const when = rotation.next_run_at
-      ? `next turn ${formatInstant(rotation.next_run_at, rotation.timezone)}`
-      : "no turn ahead";
     const members = Array.isArray(rotation.members) ? rotation.members.length : 0;
+    const where = rotation.channel ?? rotation.teams_conversation ?? "";
     return el(
       "li",
       { class: "rot-row", "data-rotation": rotation.id },
-      button(rotation.name, () => open(rotation.id), { class: "rot-open" }),
+      el("a", { href: hashOf(rotation.id), class: "rot-open" }, rotation.name),
       el("span", { class: `status status-${rotation.status}` }, rotation.status),
-      el("span", { class: "hint" }, `${rotation.channel} · ${members} members · ${when}`),
+      el("span", { class: "hint" }, `${nameOf(rotation.names, where)} · ${members} members · ${upLine(rotation)}`),
     );
   }
 
+  // The new-rotation form belongs to the section's own URL.
+  function create() {
+    if (location.hash !== "#/rotations") history.pushState(null, "", "#/rotations");
+    editor(detail, null, { saved });
+    detail.querySelector("input").focus();
+  }
+
+  let opening = 0;
   async function open(rotationId) {
-    if (rotationId === null) {
-      editor(detail, null, { saved });
-      detail.querySelector("input").focus();
-      return;
-    }
+    const ticket = ++opening;
     const answer = await api("GET", `/rotations/${encodeURIComponent(rotationId)}`);
+    if (ticket !== opening) return; // another view was asked for meanwhile
     if (answer.status !== 200) {
       notice(status, messageOf(answer, `The rotation could not be opened (${answer.status}).`), { alert: true });
       return;
     }
-    editor(detail, answer.data, { saved, reload: () => open(rotationId) });
+    editor(detail, answer.data, { saved, reload: () => open(rotationId), changed });
     detail.querySelector("h3").focus();
   }
 
   async function saved(rotation, created) {
-    notice(status, `Rotation “${rotation.name}” ${created ? "created" : "saved"}.`);
+    await changed(rotation, `Rotation “${rotation.name}” ${created ? "created" : "saved"}.`);
+  }
+
+  async function changed(rotation, words) {
+    notice(status, words);
     await loadList();
-    await open(rotation.id);
+    if (location.hash === hashOf(rotation.id)) await open(rotation.id);
+    else location.hash = hashOf(rotation.id); // app.js routes back here: show(id)
   }
 
   loadList();
+  return {
+    show(rotationId) {
+      if (rotationId) open(rotationId);
+      else {
+        opening += 1;
+        detail.replaceChildren();
+      }
+    },
+  };
+}
+
+function hashOf(rotationId) {
+  return `#/rotations/${encodeURIComponent(rotationId)}`;
 }
 
 // --- the editor ----------------------------------------------------------------------------
 
-function editor(host, stored, { saved, reload }) {
+function editor(host, stored, { saved, reload, changed }) {
   const state = fromStored(stored);
+  const names = stored?.names ?? {};
+  const away = awayEditor(state, names);
   const problems = el("div", { class: "form-problems", hidden: true });
   const text = (name, value, attrs = {}) =>
     make("input", { type: "text", name, autocomplete: "off", ...attrs }, [], { value });
@@ -184,6 +212,7 @@ function editor(host, stored, { saved, reload }) {
     weekdays,
     members,
     skips,
+    away.node,
     el(
       "fieldset",
       { "data-field": "working_days" },
@@ -197,7 +226,7 @@ function editor(host, stored, { saved, reload }) {
   form.addEventListener("submit", submit);
   const side = el("div", { class: "rot-side" });
   host.replaceChildren(el("div", { class: "composer" }, form, side));
-  if (stored) side.append(preview(stored), history(stored), ...answers(stored));
+  if (stored) side.append(upPanel(stored, { changed, reload }), preview(stored), history(stored), ...answers(stored));
   renderMembers();
   renderSkips();
 
@@ -223,6 +252,7 @@ function editor(host, stored, { saved, reload }) {
         "li",
         { class: "rot-member", draggable: "true", "data-key": member.key },
         labelled(label, input),
+        names[member.id] ? el("span", { class: "rot-member-name" }, names[member.id]) : null,
         el("span", { class: "choice" }, next, el("label", { for: next.id }, `${label} is next up`)),
         el(
           "span",
@@ -324,14 +354,14 @@ function editor(host, stored, { saved, reload }) {
       });
       const out = el("fieldset", {}, el("legend", {}, `Out on ${label.toLowerCase()}`));
       for (const member of state.members.filter((m) => m.id)) {
-        const { box, node } = checkbox(member.id, skip.out.has(member.id));
+        const { box, node } = checkbox(nameOf(names, member.id), skip.out.has(member.id));
         box.addEventListener("change", () => (box.checked ? skip.out.add(member.id) : skip.out.delete(member.id)));
         out.append(node);
       }
       item.append(
         labelled(label, date),
         out,
-        button("Remove date", () => {
+        button("Remove", () => {
           state.skips.splice(position, 1);
           renderSkips();
           skips.querySelector("button.rot-add-skip").focus();
@@ -345,6 +375,7 @@ function editor(host, stored, { saved, reload }) {
       skips.querySelector(`input[name="skip-date-${state.skips.length - 1}"]`).focus();
     }, { class: "rot-add-skip" });
     skips.replaceChildren(el("legend", {}, "Skips: members out on a date"), rows, add);
+    away.render(); // its member list follows the members'
   }
 
   function body() {
@@ -368,6 +399,8 @@ function editor(host, stored, { saved, reload }) {
       working_days: place ? { country: place, subdivision: subdivision.value.trim() || null } : null,
       on_ambiguous: state.on_ambiguous,
     };
+    // `away` is sent when there is some, or to clear the stored ones.
+    if (state.away.length || stored?.away?.length) draft.away = awayBody(state);
     // Unless someone chose, an edit leaves who is next to the API (whoever was next stays).
     if (!stored || state.nextChosen) draft.cursor = Math.max(state.members.filter((m) => m.id).indexOf(state.next), 0);
     if (!stored) for (const key of ["skips", "working_days", "on_ambiguous"]) if (draft[key] === null) delete draft[key];
@@ -428,6 +461,7 @@ function fromStored(stored) {
     next: members[cursor] ?? members[0] ?? null,
     nextChosen: false,
     skips: Object.entries(s.skips ?? {}).map(([date, out]) => ({ date, out: new Set(out) })),
+    away: (Array.isArray(s.away) ? s.away : []).map(({ member, from, to }) => ({ member, from, to })),
     key: idempotencyKey(),
   };
 }
@@ -456,7 +490,7 @@ function preview(stored) {
         el(
           "li",
           { class: "rot-turn" },
-          el("strong", { class: "rot-turn-member" }, turn.member ?? "everyone is out"),
+          el("strong", { class: "rot-turn-member" }, turn.member ? nameOf(answer.data.names, turn.member) : "everyone is out"),
           el("span", { class: "hint" }, ` ${formatInstant(turn.utc, stored.timezone)}`),
           stored.timezone === VIEWER_ZONE ? null : el("span", { class: "hint" }, ` (yours: ${formatInstant(turn.utc, VIEWER_ZONE)})`),
         ),

@@ -68,7 +68,9 @@ def test_a_person_sees_and_changes_what_they_receive_but_not_a_must_read_categor
     tips.check()
     section.get_by_role("button", name="Save preferences").click()
 
-    expect(section.get_by_role("status")).to_contain_text("opted out of 1 category")
+    expect(section.get_by_role("status").filter(has_text="Saved")).to_contain_text(
+        "opted out of 1 category"
+    )
     assert opted_out(db) == ["nudges"]
     expect(section.get_by_label("Nudges")).not_to_be_checked()
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
@@ -111,3 +113,15 @@ def test_a_message_to_a_person_with_a_category_is_stored_with_user_and_category(
     expect(page.locator("li.message").filter(has_text="Your expense report")).to_contain_text(
         PERSON
     )
+
+
+def test_with_no_category_there_is_nothing_to_save_and_the_page_says_how_to_make_one(
+    page: Page,
+) -> None:
+    section = people(page, PERSON)
+
+    expect(section.get_by_role("heading", name=f"Preferences of {PERSON}")).to_be_visible()
+    expect(section.get_by_text("No categories exist yet")).to_contain_text(
+        "categories/{id} document"
+    )
+    expect(section.get_by_role("button", name="Save preferences")).to_be_hidden()

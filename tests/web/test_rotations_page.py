@@ -30,7 +30,7 @@ def rotations(page: Page) -> Any:
 
 def open_rotation(page: Page, name: str) -> Any:
     section = rotations(page)
-    section.get_by_role("button", name=name, exact=True).click()
+    section.get_by_role("link", name=name, exact=True).click()
     expect(section.get_by_role("button", name="Save changes")).to_be_visible()
     return section
 
@@ -131,7 +131,7 @@ def test_a_keyboard_create_shows_the_422_by_its_field_and_keeps_user_text_inert(
     press(page, form.get_by_role("button", name="Create rotation"))
 
     expect(page.locator("#rotations .notice")).to_contain_text("created")
-    expect(section.get_by_role("button", name=XSS_NAME, exact=True)).to_be_visible()
+    expect(section.get_by_role("link", name=XSS_NAME, exact=True)).to_be_visible()
     expect(section.locator(".rot-turn-member").first).to_have_text(ALICE)
     expect(section.locator(".rot-post")).to_contain_text("&lt;script&gt;")
     listed = call(api, "GET", "/rotations")[1]["rotations"]
@@ -180,3 +180,17 @@ def test_the_preview_shows_the_posts_buttons_with_their_labels_as_text(
     expect(buttons.first).to_be_disabled()
     assert section.locator(".rot-post-buttons img").count() == 0
     assert watched[id(section.page)].errors == []
+
+
+def test_a_skip_dates_remove_button_is_named_with_its_visible_label(
+    open_page: Callable[..., Page], api: Any
+) -> None:
+    create(api, {**ROTATION, "skips": {"2027-01-05": [ALICE]}})
+    section = open_rotation(open_page(PHONE), "On-call")
+
+    remove = section.locator(".rot-skip button")
+    # What a speech-input user says ("click Remove") is in the name a screen reader reads.
+    expect(remove).to_have_accessible_name("Remove skip date 1")
+    assert remove.inner_text().strip().lower() in "remove skip date 1"
+    remove.click()
+    expect(section.get_by_label("Skip date 1")).to_have_count(0)
