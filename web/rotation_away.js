@@ -36,8 +36,8 @@ export function awayEditor(state, names) {
         box.querySelector("button.rot-add-away").focus();
       },
     }, "Remove");
-    return el("li", { class: "rot-away-row", role: "group", "aria-label": label },
-      field(`${label}: member`, member), field("From", from), field("To (inclusive)", to), remove);
+    return el("li", {}, el("fieldset", { class: "rot-away-row" }, el("legend", {}, label),
+      field(`${label}: member`, member), field("From", from), field("To (inclusive)", to), remove));
   }
 
   function render() {
@@ -47,7 +47,7 @@ export function awayEditor(state, names) {
       onclick: () => {
         state.away.push({ member: "", from: "", to: "" });
         render();
-        box.querySelector(".rot-away-row:last-child select").focus();
+        box.querySelector(".rot-away-list > li:last-child select").focus();
       },
     }, "Add an away period");
     box.replaceChildren(el("legend", {}, "Away periods: a member out from one date to another"),
