@@ -18,6 +18,14 @@ export function bothZones(at, zone) {
   return zone && zone !== viewerZone() ? `${team} (yours: ${formatInstant(at)})` : team;
 }
 
+// "Mon 4 Jan 2027" for a local date "2027-01-04" (the rotation's day, whatever the viewer's zone).
+function dayWords(date) {
+  const [y, m, d] = String(date).split("-").map(Number);
+  if (![y, m, d].every(Number.isFinite)) return String(date);
+  return new Intl.DateTimeFormat(undefined, { timeZone: "UTC", weekday: "short", day: "numeric", month: "short", year: "numeric" })
+    .format(new Date(Date.UTC(y, m - 1, d)));
+}
+
 // One line for the list: "up today: @Ana · up next: @Bob, 5 Jan 2027, 09:30 CET (yours: …)".
 export function upLine(rotation) {
   const up = rotation.up;
@@ -39,7 +47,7 @@ export function upPanel(rotation, { changed, reload }) {
   const up = rotation.up ?? {};
   const facts = el("dl", { class: "rot-up-facts" },
     el("dt", {}, "Up today"),
-    el("dd", { class: "rot-up-today" }, up.today ? `${nameOf(names, up.today.member)} (${up.today.date})` : "no turn today"),
+    el("dd", { class: "rot-up-today" }, up.today ? `${nameOf(names, up.today.member) || "nobody (everyone is out)"}, ${dayWords(up.today.date)}` : "no turn today"),
     el("dt", {}, "Up next"),
     el("dd", { class: "rot-up-next" }, up.next
       ? `${nameOf(names, up.next.member)}, ${bothZones(up.next.at, rotation.timezone)}`

@@ -131,7 +131,7 @@ export function mountRotations(container) {
       return;
     }
     editor(detail, answer.data, { saved, reload: () => open(rotationId), changed });
-    detail.querySelector("h3").focus();
+    detail.querySelector("form.rot-form h3").focus();
   }
 
   async function saved(rotation, created) {
@@ -225,8 +225,9 @@ function editor(host, stored, { saved, reload, changed }) {
   );
   form.addEventListener("submit", submit);
   const side = el("div", { class: "rot-side" });
-  host.replaceChildren(el("div", { class: "composer" }, form, side));
-  if (stored) side.append(upPanel(stored, { changed, reload }), preview(stored), history(stored), ...answers(stored));
+  // Who is up comes first: on a phone it would otherwise sit below the whole form.
+  host.replaceChildren(...(stored ? [upPanel(stored, { changed, reload })] : []), el("div", { class: "composer" }, form, side));
+  if (stored) side.append(preview(stored), history(stored), ...answers(stored));
   renderMembers();
   renderSkips();
 
