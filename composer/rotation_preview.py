@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from composer.answers import RotationTurns, Turn
+from composer.names import named
 from composer.preview import PREVIEW_DELIVERY, posted
 from composer.rotation_rules import invalid_document
 from composer.serialize import dump
@@ -49,4 +50,4 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
             for turn in turns
         ],
     )
-    return dump(preview)
+    return named(rt.db, "RotationTurns", dump(preview), {rotation.channel})
