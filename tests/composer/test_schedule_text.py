@@ -84,3 +84,17 @@ def test_a_failed_message_says_what_went_wrong_and_what_to_do(api, rt, slack, cl
         "title": "The app is not in C0123ABCD",
         "action": "Invite the app: /invite @Scheduler in C0123ABCD, then Retry.",
     }
+
+
+def test_a_schedule_typed_as_words_is_a_rule_problem_not_only_a_missing_start(api):
+    body = {"channel": "C0123ABCD", "text": "Stand-up", "rrule": "every weekday at 9:30"}
+
+    for path in ("/messages", "/preview"):
+        status, answer = call(api, "POST", path, body)
+
+        assert status == 422, answer
+        problems = {detail["field"]: detail["message"] for detail in answer["details"]}
+        assert set(problems) == {"dtstart", "rrule"}
+        assert "needs dtstart" in problems["dtstart"]
+        # The rule's detail says what a rule looks like.
+        assert "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=30" in problems["rrule"]
