@@ -48,12 +48,22 @@ class _Stored(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class ErrorHelp(BaseModel):
+    """The error catalog's words for a code (core.error_help)."""
+
+    title: StrictStr = Field(description="what went wrong, in words")
+    action: StrictStr = Field(
+        description="what to do; a conversation is named by its id (see `names`)"
+    )
+
+
 class StoredError(_Stored):
     """`last_error` of a record, `error` of a delivery: why a send or a document failed."""
 
     code: StrictStr | None = None
     message: StrictStr | None = None
     at: Timestamp | None = None
+    help: ErrorHelp | None = None
 
 
 class Lease(_Stored):
@@ -81,10 +91,18 @@ class StoredAction(_Stored):
     style: StrictStr | None = None
 
 
+_SCHEDULE_TEXT = Field(
+    default=None,
+    description="the schedule in plain words, in its timezone (core.schedule_words); null"
+    " when the fields make no schedule",
+)
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
     id: StrictStr
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
     channel: StrictStr | None = None
     user: StrictStr | None = None
     teams_conversation: StrictStr | None = None
@@ -126,6 +144,7 @@ class Rotation(_Stored):
     """A stored rotation (`rotations/{id}`) and its `id`."""
 
     id: StrictStr
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
     name: StrictStr | None = None
     channel: StrictStr | None = None
     teams_conversation: StrictStr | None = None
@@ -265,6 +284,7 @@ class MessagePreview(BaseModel):
     card: dict[str, Any] | None = _CARD
     occurrences: list[Occurrence]
     names: Names = None
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
 
 
 class Turn(BaseModel):
@@ -283,6 +303,7 @@ class RotationTurns(BaseModel):
     card: dict[str, Any] | None = _CARD
     turns: list[Turn]
     names: Names = None
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
 
 
 class OpenApiDocument(BaseModel):
