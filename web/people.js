@@ -21,7 +21,7 @@ export async function loadCategories() {
 }
 
 export function mountPeople(container) {
-  const finder = el("form", { class: "filters", "aria-label": "A person by Slack user id" },
+  const finder = el("form", { class: "filters", "aria-label": "Preferences by id" },
     field("Slack user id", el("input", {
       id: "p-user", name: "user", type: "text", placeholder: "U0123ABCD",
       autocomplete: "off", spellcheck: "false",

@@ -13,7 +13,9 @@ from playwright.sync_api import Page, expect
 from core.documents.categories import CategoryField
 from core.documents.preferences import PreferenceField
 from core.store import CATEGORIES, MESSAGES, PREFERENCES
+from tests.fixtures.rotations import CAROL
 from tests.web.conftest import Watched, screenshot
+from tests.web.workspace import name_workspace
 
 PHONE = {"width": 375, "height": 800}
 PERSON = "U0PERSON1"
@@ -125,3 +127,32 @@ def test_with_no_category_there_is_nothing_to_save_and_the_page_says_how_to_make
         "categories/{id} document"
     )
     expect(section.get_by_role("button", name="Save preferences")).to_be_hidden()
+
+
+def test_the_workspaces_people_are_listed_by_name_and_one_is_picked_by_name(
+    open_page: Callable[..., Page], watched: dict[int, Watched], db: firestore.Client
+) -> None:
+    seed(db)
+    name_workspace(db)
+    page = open_page(PHONE)
+    page.get_by_role("link", name="People").click()
+    section = page.locator("#people")
+    people_list = section.get_by_role("list", name="People")
+    expect(people_list.get_by_role("button")).to_have_text(
+        ["Alice Adams", "Bob Brown", "Carol Chen"]
+    )
+
+    section.get_by_label("Find a person").fill("car")
+    expect(people_list.get_by_role("button")).to_have_text(["Carol Chen"])
+    people_list.get_by_role("button", name="Carol Chen").click()
+
+    expect(section.get_by_role("heading", name="Preferences of Carol Chen")).to_be_focused()
+    expect(section.get_by_label("Nudges")).to_be_checked()
+    section.get_by_label("Nudges").uncheck()
+    section.get_by_role("button", name="Save preferences").click()
+    expect(section.get_by_role("status").filter(has_text="Saved")).to_contain_text("Carol Chen")
+    assert (db.collection(PREFERENCES).document(CAROL).get().to_dict() or {})["opted_out"] == [
+        "nudges"
+    ]
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert watched[id(page)].errors == []
