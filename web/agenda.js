@@ -140,6 +140,12 @@ function nameOf(names, id) {
   return (id && names?.[id]) || id || "";
 }
 
+// Mentions in a text (<@U…>, <#C…|label>) as the names Slack shows for them.
+function withNames(text, names) {
+  return text.replace(/<([@#])([A-Z0-9]+)(?:\|([^<>]*))?>/g, (whole, sigil, id, label) =>
+    names[id] ?? `${sigil}${label || id}`);
+}
+
 function item(entry) {
   const names = entry.names ?? {};
   const where = nameOf(names, entry.channel ?? entry.user ?? entry.teams_conversation);
@@ -155,7 +161,7 @@ function item(entry) {
       el("span", { class: "hint" }, ` · ${theirs(entry)}`)),
     el("div", { class: "agenda-what" },
       el("a", { href }, label),
-      el("p", { class: "agenda-text" }, clip(entry.text ?? "")),
+      el("p", { class: "agenda-text" }, clip(withNames(entry.text ?? "", names))),
       entry.schedule_text ? el("p", { class: "hint" }, entry.schedule_text) : null));
 }
 
