@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from composer.answers import RotationTurns, Turn
+from composer.names import named
 from composer.preview import PREVIEW_DELIVERY, posted
 from composer.rotation_rules import invalid_document
 from composer.serialize import dump
@@ -51,4 +52,4 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
         ],
         schedule_text=rotation_schedule_text(rotation),
     )
-    return dump(preview)
+    return named(rt.db, "RotationTurns", dump(preview), {rotation.channel})
