@@ -52,9 +52,7 @@ class ErrorHelp(BaseModel):
     """The error catalog's words for a code (core.error_help)."""
 
     title: StrictStr = Field(description="what went wrong, in words")
-    action: StrictStr = Field(
-        description="what to do; a conversation is named by its id (see `names`)"
-    )
+    action: StrictStr = Field(description="what to do; the destination by its name, else its id")
 
 
 class StoredError(_Stored):
