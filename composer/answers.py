@@ -71,6 +71,16 @@ class StoredAction(_Stored):
     style: StrictStr | None = None
 
 
+class StoredAway(_Stored):
+    """One of a rotation's `away` periods: a member out from `from` to `to` (local dates)."""
+
+    model_config = ConfigDict(extra="allow", serialize_by_alias=True)
+
+    member: StrictStr | None = None
+    first: StrictStr | None = Field(default=None, alias="from")
+    last: StrictStr | None = Field(default=None, alias="to")
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
@@ -111,6 +121,23 @@ class Message(_Stored):
     version: StrictInt | None = None
 
 
+class UpToday(BaseModel):
+    date: date
+    member: StrictStr | None = Field(description="null when every member is out today")
+
+
+class UpNext(UpToday):
+    at: Timestamp = Field(description="when the turn is due (UTC)")
+
+
+class RotationUp(BaseModel):
+    """Who is up: today's turn (null when today is not a turn day) and the next one after
+    it (null while paused), as the send would take them from the stored order."""
+
+    today: UpToday | None
+    next: UpNext | None
+
+
 class Rotation(_Stored):
     """A stored rotation (`rotations/{id}`) and its `id`."""
 
@@ -126,6 +153,7 @@ class Rotation(_Stored):
     cursor: StrictInt | None = None
     status: RotationStatus | None = None
     skips: dict[str, list[StrictStr]] | None = None
+    away: list[StoredAway] | None = None
     working_days: StoredWorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     actions: list[StoredAction] | None = None
@@ -143,6 +171,9 @@ class Rotation(_Stored):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
+    up: RotationUp | None = Field(
+        default=None, description="worked out at read time; absent if the rotation is invalid"
+    )
 
 
 class MessagePage(BaseModel):

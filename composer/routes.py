@@ -41,13 +41,14 @@ from composer.models import (
     RotationDraft,
     RotationEdit,
     RotationPreview,
+    RotationSwap,
 )
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
-from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
+from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation, swap_members
 from composer.teams_conversations import list_teams_conversations
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
@@ -135,6 +136,10 @@ def _get_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return _edit(request, rt, ident, RotationEdit, edit_rotation)
+
+
+def _swap_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return _edit(request, rt, ident, RotationSwap, swap_members)
 
 
 def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
@@ -273,6 +278,14 @@ ROUTES: tuple[Route, ...] = (
     ),
     _reads("/rotations/{id}", _get_rotation, "Read a rotation", Rotation),
     _changes("PUT", "/rotations/{id}", _put_rotation, "Edit a rotation", Rotation, RotationEdit),
+    _changes(
+        "POST",
+        "/rotations/{id}/swap",
+        _swap_rotation,
+        "Swap two members' places in the order",
+        Rotation,
+        RotationSwap,
+    ),
     Route(
         "POST",
         "/rotations/{id}/preview",
@@ -415,7 +428,7 @@ def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, iden
 
 def _allow_query(request: flask.Request, route: Route) -> None:
     """422 naming each query parameter the route does not declare."""
-    names = route.query.model_fields
+    names = [field.alias or name for name, field in route.query.model_fields.items()]
     takes = f"this route takes {', '.join(names)}" if names else "this route takes none"
     problems = Problems()
     for name in request.args:
