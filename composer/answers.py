@@ -301,6 +301,34 @@ class RotationTurns(BaseModel):
     turns: list[Turn]
 
 
+class AgendaItem(BaseModel):
+    """One occurrence due in the agenda's range: a message's or a rotation's turn."""
+
+    kind: Literal["message", "rotation"]
+    id: StrictStr
+    at: Timestamp = Field(description="when it is due (UTC)")
+    local: Timestamp = Field(description="the same instant on the schedule's wall clock")
+    timezone: StrictStr
+    channel: StrictStr | None = None
+    user: StrictStr | None = None
+    teams_conversation: StrictStr | None = None
+    text: StrictStr = Field(description="a rotation's: its text naming the member")
+    schedule_text: StrictStr = Field(description="the schedule in words")
+    member: StrictStr | None = Field(default=None, description="a rotation turn's member")
+    names: dict[str, StrictStr] = Field(
+        description="#name or @Name of each id the item shows, where known"
+    )
+
+
+class AgendaPage(BaseModel):
+    """`GET /agenda`: the items due in the range, by `at`."""
+
+    items: list[AgendaItem]
+    note: StrictStr | None = Field(
+        description="why the list is incomplete, when a bound was hit; null when it is not"
+    )
+
+
 class OpenApiDocument(BaseModel):
     """`GET /openapi.json`: this API's OpenAPI 3.1 description."""
 

@@ -12,8 +12,9 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.api_core.exceptions import NotFound as DocumentMissing
 from pydantic import BaseModel
 
-from composer import idempotency, listing, openapi
+from composer import agenda, idempotency, listing, openapi
 from composer.answers import (
+    AgendaPage,
     ButtonResponsePage,
     CategoryList,
     DeliveryPage,
@@ -150,6 +151,10 @@ def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
 def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     page = _page_from(request)
     return listing.list_rotation_days(rt, ident, page), 200
+
+
+def _agenda(request: flask.Request, rt: Runtime) -> Answer:
+    return agenda.agenda(rt, agenda.window_from(request.args, rt.clock.now())), 200
 
 
 def _openapi(request: flask.Request, rt: Runtime) -> Answer:
@@ -308,6 +313,14 @@ ROUTES: tuple[Route, ...] = (
         _list_rotation_responses,
         "The answers to a rotation's buttons",
         ButtonResponsePage,
+    ),
+    Route(
+        "GET",
+        "/agenda",
+        _agenda,
+        "What is due when: messages and rotation turns in a range",
+        AgendaPage,
+        query=agenda.AgendaQuery,
     ),
     Route("GET", "/categories", _list_categories, "List message categories", CategoryList),
     _reads("/preferences/{id}", _get_preferences, "A person's preferences", Preferences),
