@@ -333,3 +333,13 @@ class EventReceipt(BaseModel):
     delivery_id: StrictStr = Field(description="`e:<sha256 of key>`, the ledger entry")
     duplicate: StrictBool
     status: Literal["sending", "sent", "failed", "skipped", "unconfirmed"]
+
+
+class SendNowReceipt(BaseModel):
+    """`POST /messages/{id}/send-now`: the message after the send, the occurrence's ledger
+    entry, and how its send ended (`sending`: a worker holds it, or it will be retried; its
+    deliveries show how it ends)."""
+
+    message: Message
+    delivery_id: StrictStr = Field(description="`m:<id>:<occurrence>`, the ledger entry")
+    status: Literal["sending", "sent", "failed", "skipped"]

@@ -401,3 +401,10 @@ class EventBody(_Body):
     teams_conversation: TeamsConversationId | None = None
     text: str
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
+
+
+class SendNowBody(_Body):
+    """`POST /messages/{id}/send-now` (optional body): `occurrence_at`, the occurrence the
+    caller saw as next; 409 when it is no longer the next one (composer.send_now)."""
+
+    occurrence_at: Instant | None = None

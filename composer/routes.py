@@ -27,6 +27,7 @@ from composer.answers import (
     RotationDayPage,
     RotationPage,
     RotationTurns,
+    SendNowReceipt,
     TeamsConversationList,
 )
 from composer.events import post_event
@@ -41,6 +42,7 @@ from composer.models import (
     RotationDraft,
     RotationEdit,
     RotationPreview,
+    SendNowBody,
 )
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
@@ -48,6 +50,7 @@ from composer.preferences import get_preferences, list_categories, put_preferenc
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
+from composer.send_now import send_now
 from composer.teams_conversations import list_teams_conversations
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
@@ -89,6 +92,11 @@ def _pause_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return resume_message(rt, ident, if_match_from(request.headers)), 200
+
+
+def _send_now(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, SendNowBody, optional=True)
+    return send_now(rt, ident, body.occurrence_at), 200
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -252,6 +260,16 @@ ROUTES: tuple[Route, ...] = (
     ),
     _changes("POST", "/messages/{id}/pause", _pause_message, "Pause a message", Message),
     _changes("POST", "/messages/{id}/resume", _resume_message, "Resume a paused message", Message),
+    Route(
+        "POST",
+        "/messages/{id}/send-now",
+        _send_now,
+        "Send the next occurrence now, once",
+        SendNowReceipt,
+        body=SendNowBody,
+        body_required=False,
+        errors=(400, 404, 409),
+    ),
     Route(
         "POST",
         "/preview",
