@@ -48,9 +48,11 @@ from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
+from composer.retry import retry_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
 from composer.send_now import send_now
+from composer.skip_next import skip_next
 from composer.teams_conversations import list_teams_conversations
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
@@ -97,6 +99,14 @@ def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 def _send_now(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     body = parse_body(request, SendNowBody, optional=True)
     return send_now(rt, ident, body.occurrence_at), 200
+
+
+def _skip_next(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return skip_next(rt, ident, if_match_from(request.headers)), 200
+
+
+def _retry_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return retry_message(rt, ident), 200
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -269,6 +279,17 @@ ROUTES: tuple[Route, ...] = (
         body=SendNowBody,
         body_required=False,
         errors=(400, 404, 409),
+    ),
+    _changes(
+        "POST", "/messages/{id}/skip-next", _skip_next, "Leave out the next occurrence", Message
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/retry",
+        _retry_message,
+        "Send a failed message's occurrence once more",
+        Message,
+        errors=(404, 409),
     ),
     Route(
         "POST",

@@ -45,6 +45,14 @@ def send_now(rt: Runtime, message_id: str, seen: datetime | None) -> dict[str, A
     """Pin the next occurrence (409 when it is not `seen`, is already being sent, or the
     message is not waiting), then claim and send it as a pass would."""
     pinned, occurrence = pin_now(rt, message_id, seen)  # pragma: SYNCPOINT edit
+    return send_pinned(rt, message_id, occurrence, pinned)
+
+
+def send_pinned(
+    rt: Runtime, message_id: str, occurrence: datetime, pinned: dict[str, Any]
+) -> dict[str, Any]:
+    """The message, due now on `occurrence`, claimed and sent as a pass would (a pass may
+    claim it first); the answer's `message`, `delivery_id` and `status`."""
     reference = rt.db.collection(MESSAGES).document(message_id)
     done = claim_and_send(MESSAGE_KIND, rt, reference.get())
     if isinstance(done, Sent):
