@@ -343,3 +343,10 @@ class SendNowReceipt(BaseModel):
     message: Message
     delivery_id: StrictStr = Field(description="`m:<id>:<occurrence>`, the ledger entry")
     status: Literal["sending", "sent", "failed", "skipped"]
+
+
+class TestSent(BaseModel):
+    """`POST /messages/{id}/test`: where the test went (the person's DM) and its Slack `ts`."""
+
+    channel: StrictStr
+    ts: StrictStr | None = None

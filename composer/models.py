@@ -408,3 +408,10 @@ class SendNowBody(_Body):
     caller saw as next; 409 when it is no longer the next one (composer.send_now)."""
 
     occurrence_at: Instant | None = None
+
+
+class TestSendBody(_Body):
+    """`POST /messages/{id}/test`: the Slack user the test is sent to as a DM
+    (composer.test_send)."""
+
+    user: UserId

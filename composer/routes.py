@@ -29,6 +29,7 @@ from composer.answers import (
     RotationTurns,
     SendNowReceipt,
     TeamsConversationList,
+    TestSent,
 )
 from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -43,6 +44,7 @@ from composer.models import (
     RotationEdit,
     RotationPreview,
     SendNowBody,
+    TestSendBody,
 )
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
@@ -54,6 +56,7 @@ from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
 from composer.send_now import send_now
 from composer.skip_next import skip_next
 from composer.teams_conversations import list_teams_conversations
+from composer.test_send import send_test
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
 from core.documents.responses import ResponseField
@@ -107,6 +110,11 @@ def _skip_next(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _retry_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return retry_message(rt, ident), 200
+
+
+def _test_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, TestSendBody, optional=False)
+    return send_test(rt, ident, body.user), 200
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -290,6 +298,15 @@ ROUTES: tuple[Route, ...] = (
         "Send a failed message's occurrence once more",
         Message,
         errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/test",
+        _test_message,
+        "Send the message to a person as a test",
+        TestSent,
+        body=TestSendBody,
+        errors=(400, 404, 409, 502),
     ),
     Route(
         "POST",
