@@ -109,6 +109,9 @@ class Message(_Stored):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
+    series_id: StrictStr | None = Field(
+        default=None, description="a one-off made from one occurrence of this series"
+    )
 
 
 class Rotation(_Stored):
@@ -350,3 +353,11 @@ class TestSent(BaseModel):
 
     channel: StrictStr
     ts: StrictStr | None = None
+
+
+class OccurrenceSplit(BaseModel):
+    """`POST /messages/{id}/occurrence`: the series without the occurrence (an exdate more),
+    and the one-off that took its place (`series_id` names the series)."""
+
+    series: Message
+    message: Message

@@ -415,3 +415,13 @@ class TestSendBody(_Body):
     (composer.test_send)."""
 
     user: UserId
+
+
+class OccurrenceEdit(_Body):
+    """`POST /messages/{id}/occurrence`: one future occurrence of a series (`occurrence_at`,
+    an instant the series yields) made a one-off of its own, with this `text` and `send_at`
+    (by default the series' text and the occurrence's instant) (composer.occurrence)."""
+
+    occurrence_at: Instant
+    text: str | None = None
+    send_at: Instant | None = None

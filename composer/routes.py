@@ -21,6 +21,7 @@ from composer.answers import (
     Message,
     MessagePage,
     MessagePreview,
+    OccurrenceSplit,
     OpenApiDocument,
     Preferences,
     Rotation,
@@ -39,6 +40,7 @@ from composer.models import (
     EventBody,
     MessageDraft,
     MessageEdit,
+    OccurrenceEdit,
     PreferencesEdit,
     RotationDraft,
     RotationEdit,
@@ -46,6 +48,7 @@ from composer.models import (
     SendNowBody,
     TestSendBody,
 )
+from composer.occurrence import edit_occurrence
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
@@ -115,6 +118,13 @@ def _retry_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 def _test_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     body = parse_body(request, TestSendBody, optional=False)
     return send_test(rt, ident, body.user), 200
+
+
+def _edit_occurrence(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = json_object(request)
+    key = idempotency.key_from(request.headers)
+    edit = parse_body(request, OccurrenceEdit, optional=False)
+    return edit_occurrence(rt, ident, edit, body, key), 201
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -307,6 +317,17 @@ ROUTES: tuple[Route, ...] = (
         TestSent,
         body=TestSendBody,
         errors=(400, 404, 409, 502),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/occurrence",
+        _edit_occurrence,
+        "Edit only one occurrence of a series",
+        OccurrenceSplit,
+        201,
+        body=OccurrenceEdit,
+        headers=(IDEMPOTENCY_KEY,),
+        errors=(400, 404, 409),
     ),
     Route(
         "POST",
