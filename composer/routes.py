@@ -12,8 +12,9 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.api_core.exceptions import NotFound as DocumentMissing
 from pydantic import BaseModel
 
-from composer import directory, idempotency, listing, openapi
+from composer import agenda, directory, idempotency, listing, openapi
 from composer.answers import (
+    AgendaPage,
     ButtonResponsePage,
     CategoryList,
     ChannelList,
@@ -23,13 +24,16 @@ from composer.answers import (
     Message,
     MessagePage,
     MessagePreview,
+    OccurrenceSplit,
     OpenApiDocument,
     Preferences,
     Rotation,
     RotationDayPage,
     RotationPage,
     RotationTurns,
+    SendNowReceipt,
     TeamsConversationList,
+    TestSent,
     UserList,
 )
 from composer.events import post_event
@@ -40,19 +44,28 @@ from composer.models import (
     EventBody,
     MessageDraft,
     MessageEdit,
+    OccurrenceEdit,
     PreferencesEdit,
     RotationDraft,
     RotationEdit,
     RotationPreview,
+    RotationSwap,
+    SendNowBody,
+    TestSendBody,
 )
 from composer.names import draft_ids, named
+from composer.occurrence import edit_occurrence
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
+from composer.retry import retry_message
 from composer.rotation_preview import preview_rotation
-from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
+from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation, swap_members
+from composer.send_now import send_now
+from composer.skip_next import skip_next
 from composer.teams_conversations import list_teams_conversations
+from composer.test_send import send_test
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
 from core.documents.responses import ResponseField
@@ -93,6 +106,31 @@ def _pause_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return resume_message(rt, ident, if_match_from(request.headers)), 200
+
+
+def _send_now(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, SendNowBody, optional=True)
+    return send_now(rt, ident, body.occurrence_at), 200
+
+
+def _skip_next(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return skip_next(rt, ident, if_match_from(request.headers)), 200
+
+
+def _retry_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return retry_message(rt, ident), 200
+
+
+def _test_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, TestSendBody, optional=False)
+    return send_test(rt, ident, body.user), 200
+
+
+def _edit_occurrence(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = json_object(request)
+    key = idempotency.key_from(request.headers)
+    edit = parse_body(request, OccurrenceEdit, optional=False)
+    return edit_occurrence(rt, ident, edit, body, key), 201
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -141,6 +179,10 @@ def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return _edit(request, rt, ident, RotationEdit, edit_rotation)
 
 
+def _swap_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return _edit(request, rt, ident, RotationSwap, swap_members)
+
+
 def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
     page = _page_from(request)
     return listing.list_rotations(rt, page), 200
@@ -149,6 +191,10 @@ def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
 def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     page = _page_from(request)
     return listing.list_rotation_days(rt, ident, page), 200
+
+
+def _agenda(request: flask.Request, rt: Runtime) -> Answer:
+    return agenda.agenda(rt, agenda.window_from(request.args, rt.clock.now())), 200
 
 
 def _openapi(request: flask.Request, rt: Runtime) -> Answer:
@@ -270,6 +316,47 @@ ROUTES: tuple[Route, ...] = (
     _changes("POST", "/messages/{id}/resume", _resume_message, "Resume a paused message", Message),
     Route(
         "POST",
+        "/messages/{id}/send-now",
+        _send_now,
+        "Send the next occurrence now, once",
+        SendNowReceipt,
+        body=SendNowBody,
+        body_required=False,
+        errors=(400, 404, 409),
+    ),
+    _changes(
+        "POST", "/messages/{id}/skip-next", _skip_next, "Leave out the next occurrence", Message
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/retry",
+        _retry_message,
+        "Send a failed message's occurrence once more",
+        Message,
+        errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/test",
+        _test_message,
+        "Send the message to a person as a test",
+        TestSent,
+        body=TestSendBody,
+        errors=(400, 404, 409, 502),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/occurrence",
+        _edit_occurrence,
+        "Edit only one occurrence of a series",
+        OccurrenceSplit,
+        201,
+        body=OccurrenceEdit,
+        headers=(IDEMPOTENCY_KEY,),
+        errors=(400, 404, 409),
+    ),
+    Route(
+        "POST",
         "/preview",
         _preview,
         "Preview a draft message",
@@ -289,6 +376,14 @@ ROUTES: tuple[Route, ...] = (
     ),
     _reads("/rotations/{id}", _get_rotation, "Read a rotation", Rotation),
     _changes("PUT", "/rotations/{id}", _put_rotation, "Edit a rotation", Rotation, RotationEdit),
+    _changes(
+        "POST",
+        "/rotations/{id}/swap",
+        _swap_rotation,
+        "Swap two members' places in the order",
+        Rotation,
+        RotationSwap,
+    ),
     Route(
         "POST",
         "/rotations/{id}/preview",
@@ -311,6 +406,14 @@ ROUTES: tuple[Route, ...] = (
         _list_rotation_responses,
         "The answers to a rotation's buttons",
         ButtonResponsePage,
+    ),
+    Route(
+        "GET",
+        "/agenda",
+        _agenda,
+        "What is due when: messages and rotation turns in a range",
+        AgendaPage,
+        query=agenda.AgendaQuery,
     ),
     Route("GET", "/categories", _list_categories, "List message categories", CategoryList),
     _reads("/preferences/{id}", _get_preferences, "A person's preferences", Preferences),
@@ -449,7 +552,7 @@ def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, iden
 
 def _allow_query(request: flask.Request, route: Route) -> None:
     """422 naming each query parameter the route does not declare."""
-    names = route.query.model_fields
+    names = [field.alias or name for name, field in route.query.model_fields.items()]
     takes = f"this route takes {', '.join(names)}" if names else "this route takes none"
     problems = Problems()
     for name in request.args:
