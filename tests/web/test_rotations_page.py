@@ -15,10 +15,14 @@ from rotations.kind import ROTATION_DAY_KIND
 from tests.fixtures.api import call
 from tests.fixtures.rotations import ALICE, BOB, CAROL, ROTATION, create
 from tests.web.conftest import Watched, screenshot
+from tests.web.workspace import name_workspace
 
 PHONE = {"width": 375, "height": 800}
 XSS_NAME = "<img src=x onerror=alert(1)>"
 XSS_TEXT = "<script>alert(2)</script> {member} <img src=x onerror=alert(3)>"
+# At T0 (Monday 10:00 Berlin) Monday's turn, Alice's, is still to be posted; then Bob's…
+TURNS_BEFORE = ["@Alice Adams", "@Bob Brown", "@Carol Chen", "@Alice Adams", "@Bob Brown"]
+TURNS_AFTER = ["@Alice Adams", "@Carol Chen", "@Bob Brown", "@Alice Adams", "@Carol Chen"]
 
 
 def rotations(page: Page) -> Any:
@@ -194,3 +198,59 @@ def test_a_skip_dates_remove_button_is_named_with_its_visible_label(
     assert remove.inner_text().strip().lower() in "remove skip date 1"
     remove.click()
     expect(section.get_by_label("Skip date 1")).to_have_count(0)
+
+
+def up_next(section: Any) -> Any:
+    return section.locator(".rot-up-next")
+
+
+def test_a_swap_gives_each_member_the_others_next_turn_and_the_api_agrees(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, db: Any
+) -> None:
+    name_workspace(db)
+    created = create(api, ROTATION)
+    section = open_rotation(open_page(PHONE), "On-call")
+    expect(section.locator(".rot-up-today")).to_contain_text("@Alice Adams")
+    expect(up_next(section)).to_contain_text("@Bob Brown")
+    expect(up_next(section)).to_contain_text("5 Jan 2027, 09:30 CET (yours: 5 Jan 2027, 03:30")
+    expect(section.locator(".rot-turn-member")).to_have_text(TURNS_BEFORE)
+
+    swap = section.get_by_role("form", name="Swap two members' turns")
+    swap.get_by_label("First member").select_option(label="@Bob Brown")
+    swap.get_by_label("Second member").select_option(label="@Carol Chen")
+    swap.get_by_role("button", name="Swap turns").click()
+
+    expect(section.page.locator("#rotations .notice")).to_contain_text("Swapped")
+    expect(up_next(section)).to_contain_text("@Carol Chen")
+    expect(section.locator(".rot-turn-member")).to_have_text(TURNS_AFTER)
+    stored = call(api, "GET", f"/rotations/{created['id']}")[1]
+    assert stored["members"] == [ALICE, CAROL, BOB]
+    assert stored["up"]["next"]["member"] == CAROL
+    assert fits(section.page)
+    screenshot(section.page, "rotations-swapped-375")
+    assert watched[id(section.page)].errors == []
+
+
+def test_an_away_period_passes_the_member_over_in_up_next(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, db: Any
+) -> None:
+    name_workspace(db)
+    created = create(api, ROTATION)
+    section = open_rotation(open_page(), "On-call")
+    expect(up_next(section)).to_contain_text("@Bob Brown")
+
+    section.get_by_role("button", name="Add an away period").click()
+    period = section.get_by_role("group", name="Away period 1")
+    period.get_by_label("Away period 1: member").select_option(label="@Bob Brown")
+    period.get_by_label("From").fill("2027-01-05")
+    period.get_by_label("To (inclusive)").fill("2027-01-06")
+    section.get_by_role("button", name="Save changes").click()
+
+    expect(section.page.locator("#rotations .notice")).to_contain_text("saved")
+    expect(up_next(section)).to_contain_text("@Carol Chen")  # Tuesday's turn passes Bob over
+    expect(section.get_by_label("Away period 1: member")).to_have_value(BOB)
+    stored = call(api, "GET", f"/rotations/{created['id']}")[1]
+    assert stored["away"] == [{"member": BOB, "from": "2027-01-05", "to": "2027-01-06"}]
+    assert stored["up"]["next"]["member"] == CAROL
+    screenshot(section.page, "rotations-away")
+    assert watched[id(section.page)].errors == []
