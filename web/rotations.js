@@ -362,7 +362,7 @@ function editor(host, stored, { saved, reload, changed }) {
       item.append(
         labelled(label, date),
         out,
-        button("Remove", () => {
+        button("Remove skip date", () => {
           state.skips.splice(position, 1);
           renderSkips();
           skips.querySelector("button.rot-add-skip").focus();
