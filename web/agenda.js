@@ -20,8 +20,6 @@ export function mountAgenda(container) {
     el("h2", {}, "Agenda"),
     el("p", { class: "hint" }, `What goes out when, in your time (${viewerZone()}), with each schedule's own time beside it.`),
     form, summary, days);
-  const initial = new URLSearchParams(location.hash.split("?")[1] ?? "");
-  for (const name of ["from", "to", "q"]) form.elements[name].value = initial.get(name) ?? "";
   let ticket = 0;
   let timer = null;
 
@@ -64,7 +62,32 @@ export function mountAgenda(container) {
     clearTimeout(timer);
     timer = setTimeout(load, DEBOUNCE_MS);
   });
+  const view = {
+    // Called by app.js on each visit: a URL with another range or search shows that one.
+    show() {
+      if (fromUrl(form)) load();
+    },
+  };
+  fromUrl(form);
   load();
+  return view;
+}
+
+// The form's range and search as the URL gives them (none given: the form as it is); answers
+// whether anything changed.
+function fromUrl(form) {
+  const query = location.hash.split("?")[1];
+  if (query === undefined) return false;
+  const given = new URLSearchParams(query);
+  let changed = false;
+  for (const name of ["from", "to", "q"]) {
+    const value = given.get(name) ?? "";
+    if (form.elements[name].value !== value) {
+      form.elements[name].value = value;
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 function filterForm() {

@@ -14,8 +14,10 @@ const SECTIONS = {
   rotations: mountRotations,
   people: mountPeople,
 };
-// A record's own view inside its section (#/<section>/<id>); `null` id: the section alone.
+// What a visit to a section's URL shows: a record's own view (#/<section>/<id>; a `null` id:
+// the section alone), or the agenda's range and search (#/agenda?from=&to=&q=).
 const DETAILS = {
+  agenda: (view) => view.show(),
   messages: (_view, id) => id && (messages.showMessage ?? showMessageFallback)(id),
   rotations: (view, id) => view.show(id),
 };

@@ -132,4 +132,9 @@ def test_search_and_a_chosen_range_narrow_it_and_a_reload_keeps_them(
     expect(section.locator(".agenda-item")).to_have_count(2)
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     screenshot(page, "agenda-375")
+    # A link to an agenda with another search, followed in the open tab.
+    page.goto(f"{page.url.split('#')[0]}#/agenda?q=deploy")
+    expect(section.get_by_label("Search", exact=True)).to_have_value("deploy")
+    expect(section.locator(".agenda-item")).to_have_count(1)
+    assert shown(section) == [ids["deploy"]]
     assert watched[id(page)].errors == []
