@@ -54,3 +54,17 @@ def test_a_seeded_example_can_be_edited_and_its_rotation_previewed(api, db):
     assert (status, edited["text"], edited["version"]) == (200, "moved", 2)
     status, preview = call(api, "POST", f"/rotations/{EXAMPLE_ROTATION}/preview", {})
     assert status == 200, preview
+
+
+def test_seeding_again_keeps_what_an_earlier_run_changed(api, db):
+    seed(db, CHANNEL, T0)
+    status, _ = call(
+        api, "PUT", "/messages/example-weekly", {"text": "moved"}, headers={"If-Match": "1"}
+    )
+    assert status == 200
+
+    seed(db, CHANNEL, T0)  # the next `make run`, on the kept documents
+
+    status, kept = call(api, "GET", "/messages/example-weekly")
+    assert (status, kept["text"], kept["version"]) == (200, "moved", 2)
+    assert set(listed(api)) == set(examples(T0, CHANNEL))
