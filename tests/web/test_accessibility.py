@@ -39,6 +39,13 @@ def sign_in_form(page: Page) -> None:
     expect(page.get_by_label("Admin token")).to_be_visible()
 
 
+def sign_in_refused(page: Page) -> None:
+    """A token kept from an earlier run, refused: the form with the API's reason."""
+    page.evaluate("sessionStorage.setItem('composer.admin-token', 'from-an-earlier-run')")
+    page.reload()
+    expect(page.get_by_role("alert").filter(has_text="refused")).to_be_visible()
+
+
 def messages_list(page: Page) -> None:
     page.get_by_role("button", name="Show").click()
     expect(page.locator('li.message[data-id="example-weekly"]')).to_be_visible()
@@ -85,6 +92,7 @@ def people(page: Page) -> None:
 # (`#/messages/{id}`).
 VIEWS = [
     View("sign-in", sign_in_form, sign_in=False),
+    View("sign-in refused", sign_in_refused, sign_in=False),
     View("messages list", messages_list),
     View("message form", message_form),
     View("message history", message_history),
