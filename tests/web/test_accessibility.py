@@ -15,7 +15,8 @@ from playwright.sync_api import Page, expect
 
 from core.documents.categories import CategoryField
 from core.store import CATEGORIES
-from emulator.run_local import seed
+from emulator.run_local import EXAMPLE_ROTATION, seed
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.tick import answer, at, bearer, tick
 from tests.web.axe import describe, violations
@@ -47,7 +48,7 @@ def sign_in_refused(page: Page) -> None:
 
 
 def messages_list(page: Page) -> None:
-    page.get_by_role("button", name="Show").click()
+    # Listed as the section opens (the data is there before the tab): no second load races it.
     expect(page.locator('li.message[data-id="example-weekly"]')).to_be_visible()
 
 
@@ -78,6 +79,7 @@ def rotation_detail(page: Page) -> None:
     section = page.locator("#rotations")
     section.get_by_role("button", name="Stand-up host", exact=True).click()
     expect(section.locator(".rot-turn-member").first).to_be_visible()
+    expect(section.get_by_role("textbox", name="Skip date 1")).to_have_value("2027-01-06")
 
 
 def people(page: Page) -> None:
@@ -103,10 +105,13 @@ VIEWS = [
 
 
 @pytest.fixture
-def workspace(db: firestore.Client, tick_app: Any, env: dict[str, str]) -> None:
-    """`make run`'s examples after a pass (sent, failed, waiting, a rotation's turn), and a
-    category for the People view."""
+def workspace(db: firestore.Client, tick_app: Any, api: Any) -> None:
+    """`make run`'s examples after a pass (sent, failed, waiting, a rotation's turn), a skip
+    date on the rotation, and a category for the People view."""
     seed(db, CHANNEL, T0)
+    skip = {"skips": {"2027-01-06": ["U0DEMOANA"]}}
+    status, _ = call(api, "PUT", f"/rotations/{EXAMPLE_ROTATION}", skip, headers={"If-Match": "1"})
+    assert status == 200
     db.collection(CATEGORIES).document("nudges").set({CategoryField.LABEL: "Nudges"})
     answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)
 

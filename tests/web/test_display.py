@@ -5,6 +5,7 @@ before it was ever due. The viewer is in New York (tests/web/conftest.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -19,15 +20,16 @@ from tests.fixtures.messages import SERIES
 from tests.fixtures.tick import answer, at, bearer, tick
 
 
-def shown(page: Page, message_id: str) -> Locator:
-    page.get_by_role("button", name="Show").click()
-    row = page.locator(f'li.message[data-id="{message_id}"]')
+def shown(open_page: Callable[..., Page], message_id: str) -> Locator:
+    """A new tab, opened once the message exists: the list the section loads as it opens
+    shows it (no second load to race with)."""
+    row = open_page().locator(f'li.message[data-id="{message_id}"]')
     expect(row).to_be_visible()
     return row
 
 
 def test_the_history_says_which_time_is_utc_and_which_is_yours(
-    page: Page, api: Any, db: firestore.Client, tick_app: Any
+    open_page: Callable[..., Page], api: Any, db: firestore.Client, tick_app: Any
 ) -> None:
     """`make run`'s welcome message is stored without a timezone: it runs in UTC."""
     welcome = examples(T0, "C0123ABCD")["example-welcome"]
@@ -35,7 +37,7 @@ def test_the_history_says_which_time_is_utc_and_which_is_yours(
     db.collection(MESSAGES).document("example-welcome").set(written.to_document())
     assert "timezone" not in call(api, "GET", "/messages/example-welcome")[1]
     assert answer(tick(tick_app.test_client(), headers=bearer(), body=at(T0)), 200)["sent"] == 1
-    row = shown(page, "example-welcome")
+    row = shown(open_page, "example-welcome")
     row.get_by_role("button", name="History").click()
 
     table = row.locator("table.history")
@@ -49,26 +51,30 @@ def test_the_history_says_which_time_is_utc_and_which_is_yours(
     )
 
 
-def test_a_paused_series_shows_paused_and_no_next_run(page: Page, api: Any) -> None:
+def test_a_paused_series_shows_paused_and_no_next_run(
+    open_page: Callable[..., Page], api: Any
+) -> None:
     _, created = call(api, "POST", "/messages", SERIES)
     status, paused = call(
         api, "POST", f"/messages/{created['id']}/pause", headers={"If-Match": "1"}
     )
     assert status == 200, paused
 
-    row = shown(page, created["id"])
+    row = shown(open_page, created["id"])
 
     expect(row.locator(".status")).to_have_text("paused")
     expect(row.locator("dl")).to_contain_text("Pausednothing is sent until it is resumed")
     expect(row.locator("dl")).not_to_contain_text("Next run")
 
 
-def test_a_series_cancelled_before_it_was_due_shows_no_last_due(page: Page, api: Any) -> None:
+def test_a_series_cancelled_before_it_was_due_shows_no_last_due(
+    open_page: Callable[..., Page], api: Any
+) -> None:
     _, created = call(api, "POST", "/messages", SERIES)  # first due on Wednesday
     status, _ = call(api, "DELETE", f"/messages/{created['id']}", headers={"If-Match": "1"})
     assert status == 200
 
-    row = shown(page, created["id"])
+    row = shown(open_page, created["id"])
 
     expect(row.locator(".status")).to_have_text("cancelled")
     expect(row.locator("dl")).to_contain_text("Schedule")
