@@ -9,7 +9,7 @@ then plays Cloud Scheduler: an authenticated POST to
 `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed as the function logs
 it. Ctrl-C stops everything.
 
-The emulator's documents and the admin token are kept in `.run/` between runs
+The emulator's documents and the admin token are kept in `.run/` (LOCAL_DATA_DIR) between runs
 (emulator/local_data.py); the examples are seeded only where absent, so a restart neither
 duplicates nor re-sends them. RESET=1 (`make run RESET=1`) deletes `.run/` first.
 
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -59,7 +60,8 @@ from emulator.run_teams import TEAMS_TARGET_PORT, set_up_teams_demo, start_teams
 from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
-KEPT = LocalData(ROOT / ".run")
+# What is kept between runs (emulator/local_data.py); LOCAL_DATA_DIR moves it (tests do).
+DATA_DIR_ENV = "LOCAL_DATA_DIR"
 FUNCTION_PORT = int(os.environ.get("LOCAL_FUNCTION_PORT", "8080"))
 API_PORT = int(os.environ.get("LOCAL_API_PORT", "8081"))
 FIRESTORE_PORT = int(os.environ.get("LOCAL_FIRESTORE_PORT", "8686"))
@@ -174,6 +176,16 @@ def seed(db: firestore.Client, channel: str, now: datetime) -> None:
         rotation.to_document(),
         str(rotation.text),
     )
+
+
+def local_data(environ: Mapping[str, str]) -> LocalData:
+    """The folder this run keeps its data in; emptied first when RESET is set (to anything
+    but "" or "0"), for `make run RESET=1`."""
+    kept = LocalData(Path(environ.get(DATA_DIR_ENV) or ROOT / ".run"))
+    if environ.get("RESET", "") not in ("", "0"):
+        kept.reset()
+        print(f"RESET: deleted {kept.root}; starting clean", flush=True)
+    return kept
 
 
 def banner(api_port: int, token: str, google_client_id: str | None = None) -> str:
@@ -295,10 +307,8 @@ def start_pubsub(project: str, token: str, env: dict[str, str]) -> list[Any]:
 
 def main() -> int:
     project = os.environ.get("GOOGLE_CLOUD_PROJECT", "demo-scheduler")
-    if os.environ.get("RESET"):
-        KEPT.reset()
-        print(f"RESET: deleted {KEPT.root}; starting clean", flush=True)
-    token = os.environ.get("ADMIN_TOKEN") or KEPT.admin_token()
+    kept = local_data(os.environ)
+    token = os.environ.get("ADMIN_TOKEN") or kept.admin_token()
     interval = float(os.environ.get("LOCAL_TICK_SECONDS", "15"))
     real_slack = bool(os.environ.get("SLACK_BOT_TOKEN")) and not os.environ.get("SLACK_API_URL")
     channel = os.environ.get("DEMO_CHANNEL", "C0DEMO0001")
@@ -311,14 +321,14 @@ def main() -> int:
     env.setdefault("APP_ENV", "development")
     try:
         if not os.environ.get("FIRESTORE_EMULATOR_HOST"):
-            emulator = FirestoreEmulator(port=FIRESTORE_PORT, import_data=KEPT.firestore_import())
+            emulator = FirestoreEmulator(port=FIRESTORE_PORT, import_data=kept.firestore_import())
             emulator.start()
             stack.append(emulator)
-            stack.append(SavedOnStop(KEPT, emulator.host_port, project))
+            stack.append(SavedOnStop(kept, emulator.host_port, project))
             os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
         env["FIRESTORE_EMULATOR_HOST"] = os.environ["FIRESTORE_EMULATOR_HOST"]
         print(f"Firestore emulator: {env['FIRESTORE_EMULATOR_HOST']} (project {project})")
-        print(f"Kept between runs in {KEPT.root} (make run RESET=1 starts clean)", flush=True)
+        print(f"Kept between runs in {kept.root} (make run RESET=1 starts clean)", flush=True)
         if real_slack:
             print(f"Slack: real Slack, channel {channel}")
         else:
