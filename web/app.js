@@ -1,7 +1,7 @@
 // Entry point: sign in, then show the view the hash names. Every view has its own URL, so a
 // reload keeps it and back/forward move between views:
 //   #/agenda, #/messages, #/messages/{id}, #/rotations, #/rotations/{id}, #/people
-import { bearer, forget } from "./signin.js";
+import { forget, signIn } from "./signin.js";
 import { mountAgenda } from "./agenda.js";
 import * as messages from "./messages.js";
 import { showMessageFallback } from "./message_link.js";
@@ -54,7 +54,7 @@ function route() {
 }
 
 async function start() {
-  await bearer();
+  await signIn(); // a kept token is checked first: no section shows before it is accepted
   const signOut = document.getElementById("sign-out");
   signOut.hidden = false;
   signOut.addEventListener("click", () => {

@@ -2,6 +2,7 @@
 // occurrence first, with its status, attempt, lateness and reason.
 import { api } from "./api.js";
 import { showResponses } from "./responses.js";
+import { viewerZone } from "./time.js";
 import { el, formatInstant, notice } from "./ui.js";
 
 export async function showDeliveries(container, message, cursor = null) {
@@ -26,7 +27,7 @@ export async function showDeliveries(container, message, cursor = null) {
     body = el("tbody", {});
     container.append(el("div", { class: "scroll" }, table(message, body)));
   }
-  body.append(...deliveries.map((entry) => row(entry, message.timezone)));
+  body.append(...deliveries.map((entry) => row(entry, zoneOf(message))));
   // After the deliveries' table, so that `tbody` above stays theirs.
   if (!cursor) await showResponses(container, message);
   if (next) {
@@ -36,12 +37,19 @@ export async function showDeliveries(container, message, cursor = null) {
   }
 }
 
+// The message's timezone; a message stored without one runs in UTC.
+function zoneOf(message) {
+  return message.timezone ?? "UTC";
+}
+
 function table(message, body) {
   const headings = ["Occurrence", "Status", "Attempt", "Lateness", "Reason"];
+  const caption = `Delivery history: each occurrence first in ${zoneOf(message)} (the message's `
+    + `timezone), then in yours (${viewerZone()})`;
   return el(
     "table",
     { class: "history" },
-    el("caption", {}, `Delivery history (times in ${message.timezone ?? "UTC"} and yours)`),
+    el("caption", {}, caption),
     el("thead", {}, el("tr", {}, headings.map((text) => el("th", { scope: "col" }, text)))),
     body,
   );
