@@ -71,14 +71,15 @@ def message_history(page: Page) -> None:
 
 def rotations_list(page: Page) -> None:
     page.get_by_role("link", name="Rotations").click()
-    expect(page.locator("#rotations").get_by_role("button", name="Stand-up host")).to_be_visible()
+    expect(page.locator("#rotations").get_by_role("link", name="Stand-up host")).to_be_visible()
 
 
 def rotation_detail(page: Page) -> None:
     rotations_list(page)
     section = page.locator("#rotations")
-    section.get_by_role("button", name="Stand-up host", exact=True).click()
+    section.get_by_role("link", name="Stand-up host", exact=True).click()
     expect(section.locator(".rot-turn-member").first).to_be_visible()
+    section.get_by_role("button", name="Add an away period").click()
     expect(section.get_by_role("textbox", name="Skip date 1")).to_have_value("2027-01-06")
 
 
@@ -90,7 +91,18 @@ def people(page: Page) -> None:
     expect(section.get_by_label("Nudges")).to_be_visible()
 
 
-# The lead adds the views still being built: the agenda (`#/agenda`), a message's own view
+def agenda(page: Page) -> None:
+    page.get_by_role("link", name="Agenda").click()
+    expect(page.locator("#agenda .agenda-item").first).to_be_visible()
+
+
+def people_list(page: Page) -> None:
+    page.get_by_role("link", name="People").click()
+    section = page.locator("#people .p-directory")
+    expect(section.locator("li").first.or_(section.get_by_text("Nobody matches"))).to_be_visible()
+
+
+# The lead adds the views still being built: a message's own view
 # (`#/messages/{id}`).
 VIEWS = [
     View("sign-in", sign_in_form, sign_in=False),
@@ -101,6 +113,8 @@ VIEWS = [
     View("rotations", rotations_list),
     View("rotation detail", rotation_detail),
     View("people", people),
+    View("agenda", agenda),
+    View("people list", people_list),
 ]
 
 
