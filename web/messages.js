@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import { showDeliveries } from "./deliveries.js";
 import { mountMessageForm } from "./message_form.js";
+import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const FILTERS = [
@@ -84,8 +85,8 @@ export function mountMessages(container) {
     actions.push(toggle);
     return el("li", { class: "message", "data-id": message.id },
       el("h3", {}, el("span", { class: `status status-${message.status}` }, message.status), " ",
-        message.channel ?? message.user ?? "—"),
-      el("p", { class: "text" }, clip(message.text ?? "")),
+        nameNode(destinationOf(message), message.names)),
+      el("p", { class: "text" }, clip(withNames(message.text ?? "", message.names))),
       el("dl", {}, facts(message)),
       status,
       el("div", { class: "actions" }, actions),
@@ -133,9 +134,7 @@ function filterForm() {
 // flight, what failed and why.
 function facts(message) {
   const zone = message.timezone ?? "UTC";
-  const rows = [
-    ["Schedule", message.rrule ? `${message.rrule} from ${message.dtstart} (${zone})` : `once (${zone})`],
-  ];
+  const rows = [["Schedule", scheduleWords(message)]];
   const waiting = ["pending", "recurring", "paused"].includes(message.status);
   const label = message.status === "sending" ? "Sending occurrence" : waiting ? "Next run" : "Last due";
   const when = message.lease?.occurrence_at ?? message.next_run_at;
@@ -146,9 +145,8 @@ function facts(message) {
   if (message.status === "sending" && message.lease?.expires_at) {
     rows.push(["Claim expires", formatInstant(message.lease.expires_at)]);
   }
-  if (message.last_error) {
-    rows.push(["Reason", `${message.last_error.code}: ${message.last_error.message ?? ""}`]);
-  }
+  const failure = failureWords(message);
+  if (failure) rows.push(["Reason", [failure.title, failure.action ? ` ${failure.action}` : ""]]);
   if (message.sent_count) {
     rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
   }
@@ -156,6 +154,13 @@ function facts(message) {
     el("dt", {}, term),
     el("dd", { class: term === "Reason" ? "reason" : null }, value),
   ]);
+}
+
+// The schedule in words (the API's schedule_text), never RRULE syntax.
+export function scheduleWords(message) {
+  if (message.schedule_text) return message.schedule_text;
+  const zone = message.timezone ?? "UTC";
+  return message.rrule ? `Repeating (${zone})` : `Once (${zone})`;
 }
 
 function clip(text, limit = 280) {
