@@ -128,6 +128,7 @@ class Message:
     actions: tuple[Action, ...] = ()  # its buttons' catalog (core.actions)
     one_answer: bool = False  # the first answer of anyone wins (else one per person)
     platform: str = SLACK  # TEAMS: `channel` is its `teams_conversation`
+    send_at: datetime | None = None  # a one-off's instant (its schedule, in words)
 
     @property
     def is_recurring(self) -> bool:
@@ -197,6 +198,7 @@ class Message:
             actions=actions,
             one_answer=one_answer,
             platform=platform,
+            send_at=data.get(MessageField.SEND_AT),
         )
 
 

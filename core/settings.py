@@ -64,6 +64,10 @@ class Settings:
     # A CA bundle (path) trusted for Teams' token endpoint, connector and Graph instead of
     # the system's roots: ours, for the stand-in's self-signed certificate.
     teams_ca_bundle: str | None = None
+    # The directory cache (core.directory, docs/operations.md): refreshed once older than
+    # this, at most this many list pages a minute per list (Slack's Tier 2: 20+).
+    directory_max_age_seconds: int = 3600
+    directory_pages_per_minute: int = 10
 
     @property
     def is_production(self) -> bool:
@@ -107,6 +111,10 @@ class Settings:
             ),
             graph_api_url=_text(env, "GRAPH_API_URL") or GRAPH_API_URL,
             teams_ca_bundle=_text(env, "TEAMS_CA_BUNDLE"),
+            directory_max_age_seconds=_int(env, "DIRECTORY_MAX_AGE_SECONDS", 3600, minimum=60),
+            directory_pages_per_minute=_int(
+                env, "DIRECTORY_PAGES_PER_MINUTE", 10, minimum=1, maximum=20
+            ),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be

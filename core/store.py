@@ -31,6 +31,10 @@ PEOPLE = "people"
 INTERACTION_SIGNATURES = "interaction_signatures"
 # Microsoft Teams: the conversations our bot is installed in (core.documents.teams_conversations).
 TEAMS_CONVERSATIONS = "teams_conversations"
+# The names of Slack's channels and people, cached (core.documents.directory).
+DIRECTORY_CHANNELS = "directory_channels"
+DIRECTORY_USERS = "directory_users"
+DIRECTORY_REFRESH = "directory_refresh"
 
 
 # Ids Firestore refuses or reserves (besides any with a `/`): never a stored document's.

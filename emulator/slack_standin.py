@@ -35,6 +35,12 @@ answer is `not_authed`, with another kind of token `invalid_auth`.
                             user_disabled (deactivated), cannot_dm_bot (a bot user, UBOT
                             included), users_list_not_supplied (no users); several users (an
                             mpim) are not modelled: invalid_arguments (emulator/slack_users.py).
+- conversations.list        types, exclude_archived, limit, cursor: the named channels
+                            (add_channel, seed_workspace), Slack's cursor paging;
+                            invalid_limit, invalid_types, invalid_cursor
+- users.list                limit, cursor: the named people (add_person), deleted and bots
+                            flagged as Slack flags them
+- users.lookupByEmail       email -> the person; users_not_found (emulator/slack_directory.py)
 - anything else             unknown_method
 
 Every recorded message has `user`, `bot_id` and `app_id`: ours are UBOT, B0001, A0001, and
@@ -58,6 +64,8 @@ Inspection and control, in-process or over HTTP (workers in other processes post
 - set_short_pages(True): while more remain than a page holds, pages run half, empty, full,
   half, empty, full... of the page size (deterministic; an empty page still has has_more and a
   non-empty next_cursor). Cursors hold no server state: they work however late they come back.
+- add_channel(channel, name, *, private=False), add_person(user, name, real_name, email),
+  seed_workspace(): the directory the list methods answer from (CLI `--seed`).
 - set_rate_limit(method, calls, per_seconds=60) (calls None: no limit): a sliding window on
   the stand-in's clock; a call beyond it is HTTP 429 {"ok": false, "error": "ratelimited"}
   with Retry-After = whole seconds until a call frees up (at least 1). Refused calls do not
@@ -76,6 +84,8 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
 - POST /_control/channels    {"channel": "C1", "exists": true, "archived": false, "member": true}
 - POST /_control/users       {"user": "U1", "exists": true, "deactivated": false, "bot": false}
                              -> {"ok": true, "dm": "D…"}
+- POST /_control/directory   {"seed": true, "channels": [{"id", "name", "is_private"?}],
+                              "people": [{"id", "name", "real_name", "email"}]} (any key)
 - POST /_control/rate_limits {"method": "conversations.history", "calls": 1, "per_seconds": 60}
 - POST /_control/skew        {"seconds": -2.5}
 - POST /_control/pagination  {"page_max": 15, "short_pages": true} (either key)
@@ -135,6 +145,18 @@ from emulator.http_reply import Reply, ReplyingHandler, json_reply
 from emulator.service import Service, run_until_signalled
 from emulator.slack_channels import ChannelState
 from emulator.slack_clicks import click_payload, form_body, signed_headers
+from emulator.slack_directory import (
+    SEED_CHANNELS,
+    SEED_PEOPLE,
+    NamedChannel,
+    Person,
+    channel_object,
+    limit_param,
+    listed_channel,
+    page_of,
+    types_param,
+    user_object,
+)
 from emulator.slack_faults import Fault as Fault
 from emulator.slack_history import (
     ONE_MICRO,
@@ -232,6 +254,9 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         self._channels: dict[str, ChannelState] = {}
         self._users: dict[str, UserState] = {BOT_USER_ID: UserState(bot=True)}
         self._opened: set[str] = set()  # DMs conversations.open has opened
+        # The directory (emulator/slack_directory.py), in listing order.
+        self._named_channels: dict[str, NamedChannel] = {}
+        self._people: dict[str, Person] = {}
         self._calls: Counter[str] = Counter()  # every call that reached a method, answered or not
         self._rate_limits = RateLimits()
         self._skew = skew
@@ -248,6 +273,9 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "chat.update": self._update,
             "conversations.history": self._history,
             "conversations.open": self._open,
+            "conversations.list": self._list_channels,
+            "users.list": self._list_users,
+            "users.lookupByEmail": self._lookup_by_email,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -335,6 +363,23 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         """The DM channel id conversations.open answers for `user`."""
         return dm_id(user)
 
+    def add_channel(self, channel: str, name: str, *, private: bool = False) -> None:
+        """Names `channel` in the directory (conversations.list); its archived and member
+        flags stay its state's (set_channel)."""
+        with self._lock:
+            self._named_channels[channel] = NamedChannel(channel, name, private)
+
+    def add_person(self, user: str, name: str, real_name: str, email: str) -> None:
+        """Names `user` in the directory (users.list, users.lookupByEmail)."""
+        with self._lock:
+            self._people[user] = Person(user, name, real_name, email)
+
+    def seed_workspace(self) -> None:
+        """The seeded workspace: a dozen named channels (two private) and fifteen people."""
+        with self._lock:
+            self._named_channels.update((c.id, c) for c in SEED_CHANNELS)
+            self._people.update((p.id, p) for p in SEED_PEOPLE)
+
     def set_rate_limit(self, method: str, calls: int | None, per_seconds: float = 60) -> None:
         with self._lock:
             self._rate_limits.set(method, calls, per_seconds)
@@ -384,6 +429,8 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._channels.clear()
             self._users = {BOT_USER_ID: UserState(bot=True)}
             self._opened.clear()
+            self._named_channels.clear()
+            self._people.clear()
             self._calls.clear()
             self._rate_limits.clear()
             self._skew = timedelta(0)
@@ -546,7 +593,21 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             status = self.click(str(spec["action_id"]), str(spec["user"]), ts and str(ts))
             return {"status": status}
 
+        def directory(spec: dict[str, Any]) -> dict[str, Any]:
+            _only(spec, set(), {"seed", "channels", "people"})
+            if spec.get("seed"):
+                self.seed_workspace()
+            for channel in spec.get("channels") or []:
+                _only(channel, {"id", "name"}, {"is_private"})
+                private = bool(channel.get("is_private"))
+                self.add_channel(str(channel["id"]), str(channel["name"]), private=private)
+            for person in spec.get("people") or []:
+                _only(person, {"id", "name", "real_name", "email"}, set())
+                self.add_person(*(str(person[k]) for k in ("id", "name", "real_name", "email")))
+            return {}
+
         return {
+            "/_control/directory": directory,
             "/_control/interactivity": interactivity,
             "/_control/click": click,
             "/_control/faults": fault,
@@ -683,6 +744,47 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "channel_actions_count": 0,
             "response_metadata": {"next_cursor": next_cursor},
         }
+
+    def _list_channels(self, params: dict[str, Any]) -> dict[str, Any]:
+        limit = limit_param(params.get("limit"))
+        types = types_param(params.get("types"))
+        exclude_archived = _flag(params.get("exclude_archived"))
+        with self._lock:
+            named = list(self._named_channels.values())
+            states = {c.id: self._channels.get(c.id, ChannelState()) for c in named}
+        listed = [
+            channel_object(c, states[c.id])
+            for c in named
+            if listed_channel(states[c.id], c, types)
+            and not (exclude_archived and states[c.id].archived)
+        ]
+        page, next_cursor = page_of(listed, params.get("cursor"), limit)
+        return {"channels": page, "response_metadata": {"next_cursor": next_cursor}}
+
+    def _list_users(self, params: dict[str, Any]) -> dict[str, Any]:
+        limit = limit_param(params.get("limit"))
+        with self._lock:
+            people = [(p, self._users.get(p.id, UserState())) for p in self._people.values()]
+        members = [user_object(p, state) for p, state in people if state.exists]
+        page, next_cursor = page_of(members, params.get("cursor"), limit)
+        return {
+            "members": page,
+            "cache_ts": int(self._clock.now().timestamp()),
+            "response_metadata": {"next_cursor": next_cursor},
+        }
+
+    def _lookup_by_email(self, params: dict[str, Any]) -> dict[str, Any]:
+        email = str(params.get("email") or "").strip().lower()
+        with self._lock:
+            found = [
+                (p, self._users.get(p.id, UserState()))
+                for p in self._people.values()
+                if p.email.lower() == email
+            ]
+        for person, state in found:
+            if state.exists:
+                return {"user": user_object(person, state)}
+        raise SlackError("users_not_found")
 
     def _next_ts(self, channel: str) -> str:
         # Real Slack ts are epoch microseconds; they must also be unique per channel, which a
@@ -863,9 +965,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--latency-ms", type=float, default=0.0, help="added to every API call's answer"
     )
+    parser.add_argument(
+        "--seed", action="store_true", help="start with the seeded workspace's names"
+    )
     args = parser.parse_args(argv)
 
     standin = SlackStandIn(host=args.host, port=args.port, latency=args.latency_ms / 1000.0)
+    if args.seed:
+        standin.seed_workspace()
     run_until_signalled(standin, _announce)
 
 
