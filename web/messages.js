@@ -2,6 +2,7 @@
 // message's state, next run in its own timezone and the viewer's, actions and history.
 import { api } from "./api.js";
 import { showDeliveries } from "./deliveries.js";
+import { renderMessage } from "./message_detail.js";
 import { mountMessageForm } from "./message_form.js";
 import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
@@ -19,8 +20,26 @@ const FILTERS = [
 ];
 const EDITABLE = ["pending", "recurring", "paused", "failed"];
 const PAGE_SIZE = 20;
+const DETAIL = /^#\/messages\/([^/]+)$/;
+let mounted = null; // {detail, load}: the section's message detail and list, once mounted
+
+// #/messages/{id}: that message's detail above the list (the router may call this too).
+export async function showMessage(id) {
+  if (!mounted) return;
+  mounted.detail.hidden = false;
+  const shown = await renderMessage(mounted.detail, id, () => mounted.load());
+  if (shown) mounted.detail.querySelector("#md-heading")?.focus();
+}
+
+function followHash() {
+  const match = DETAIL.exec(location.hash);
+  if (match) showMessage(decodeURIComponent(match[1]));
+  else if (mounted) mounted.detail.hidden = true;
+}
 
 export function mountMessages(container) {
+  const detail = el("div", { class: "detail", hidden: true });
+  container.append(detail);
   const composer = mountMessageForm(container, () => load());
   const filters = filterForm();
   const summary = el("p", { role: "status", class: "hint" });
@@ -83,6 +102,8 @@ export function mountMessages(container) {
       if (open) showDeliveries(history, message);
     });
     actions.push(toggle);
+    actions.push(el("a", { href: `#/messages/${encodeURIComponent(message.id)}` },
+      "Details and actions"));
     return el("li", { class: "message", "data-id": message.id },
       el("h3", {}, el("span", { class: `status status-${message.status}` }, message.status), " ",
         nameNode(destinationOf(message), message.names)),
@@ -116,6 +137,9 @@ export function mountMessages(container) {
     load();
   });
   more.addEventListener("click", () => load(cursor));
+  mounted = { detail, load: () => load() };
+  window.addEventListener("hashchange", followHash);
+  followHash();
   load();
 }
 

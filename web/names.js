@@ -38,13 +38,14 @@ export function withNames(text, names) {
     names && Object.hasOwn(names, id) ? names[id] : `${sigil}${label || id}`);
 }
 
-// A failure as a team lead can act on it: the catalog's title and action (`{channel}` filled
-// with the channel's name), else the code's own message.
+// A failure as a team lead can act on it: the catalog's title and action (a `{channel}` left
+// in them filled with the channel's name), else the code's own message.
 export function failureWords(record) {
   const error = record.last_error;
   if (!error) return null;
   const where = nameOf(destinationOf(record), record.names) || "the channel";
   const help = error.help;
   if (!help) return { title: `${error.code}: ${error.message ?? ""}`, action: "" };
-  return { title: help.title, action: (help.action ?? "").replaceAll("{channel}", where) };
+  const fill = (words) => (words ?? "").replaceAll("{channel}", where);
+  return { title: fill(help.title), action: fill(help.action) };
 }
