@@ -5,6 +5,7 @@ import { showDeliveries } from "./deliveries.js";
 import { renderMessage } from "./message_detail.js";
 import { mountMessageForm } from "./message_form.js";
 import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
+import { namePicker } from "./pickers.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const FILTERS = [
@@ -41,7 +42,9 @@ export function mountMessages(container) {
   const detail = el("div", { class: "detail", hidden: true });
   container.append(detail);
   const composer = mountMessageForm(container, () => load());
-  const filters = filterForm();
+  const channelFilter = namePicker({ id: "f-channel", name: "channel", label: "Channel",
+    kind: "channels", hint: "A channel's name (or id); empty: every channel" });
+  const filters = filterForm(channelFilter.root);
   const summary = el("p", { role: "status", class: "hint" });
   const list = el("ul", { class: "messages", "aria-label": "Messages" });
   const more = el("button", { type: "button", hidden: true }, "More messages");
@@ -56,7 +59,7 @@ export function mountMessages(container) {
     clearProblems(filters);
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     const status = filters.elements.status.value;
-    const channel = filters.elements.channel.value.trim();
+    const channel = channelFilter.value()?.id ?? "";
     if (status) query.set("status", status);
     if (channel) query.set("channel", channel);
     if (next) query.set("cursor", next);
@@ -143,13 +146,11 @@ export function mountMessages(container) {
   load();
 }
 
-function filterForm() {
+function filterForm(channel) {
   return el("form", { class: "filters", "aria-label": "Filter messages" },
     field("Status", el("select", { id: "f-status", name: "status" },
       FILTERS.map(([value, label]) => el("option", { value }, label)))),
-    field("Channel", el("input", {
-      id: "f-channel", name: "channel", type: "text", placeholder: "C0123ABCD", autocomplete: "off",
-    })),
+    channel,
     el("div", { class: "form-problems", hidden: true }),
     el("button", { type: "submit" }, "Show"));
 }
