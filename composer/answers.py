@@ -29,6 +29,16 @@ from composer.models import AmbiguityPolicy, NonWorkingDayPolicy, RotationStatus
 from core.documents.deliveries import LedgerStatus
 from core.documents.messages import Status
 
+# `names` (composer.names): the display name of each id the record shows, when known.
+Names = Annotated[
+    dict[StrictStr, StrictStr] | None,
+    Field(
+        description="'#name' of each Slack channel, '@Real Name' of each person and the name"
+        " of each Teams conversation this shows (destination, members, mentions in the"
+        " text), from the directory cache; ids it does not know are left out"
+    ),
+]
+
 # An instant as ISO-8601 with its offset, exactly as `datetime.isoformat` writes it
 # (`+00:00` for UTC, the zone's own offset for a local time).
 Timestamp = Annotated[AwareDatetime, PlainSerializer(datetime.isoformat, return_type=str)]
@@ -38,12 +48,22 @@ class _Stored(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class ErrorHelp(BaseModel):
+    """The error catalog's words for a code (core.error_help)."""
+
+    title: StrictStr = Field(description="what went wrong, in words")
+    action: StrictStr = Field(
+        description="what to do; a conversation is named by its id (see `names`)"
+    )
+
+
 class StoredError(_Stored):
     """`last_error` of a record, `error` of a delivery: why a send or a document failed."""
 
     code: StrictStr | None = None
     message: StrictStr | None = None
     at: Timestamp | None = None
+    help: ErrorHelp | None = None
 
 
 class Lease(_Stored):
@@ -71,10 +91,18 @@ class StoredAction(_Stored):
     style: StrictStr | None = None
 
 
+_SCHEDULE_TEXT = Field(
+    default=None,
+    description="the schedule in plain words, in its timezone (core.schedule_words); null"
+    " when the fields make no schedule",
+)
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
     id: StrictStr
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
     channel: StrictStr | None = None
     user: StrictStr | None = None
     teams_conversation: StrictStr | None = None
@@ -109,12 +137,14 @@ class Message(_Stored):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
+    names: Names = None
 
 
 class Rotation(_Stored):
     """A stored rotation (`rotations/{id}`) and its `id`."""
 
     id: StrictStr
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
     name: StrictStr | None = None
     channel: StrictStr | None = None
     teams_conversation: StrictStr | None = None
@@ -143,6 +173,7 @@ class Rotation(_Stored):
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
+    names: Names = None
 
 
 class MessagePage(BaseModel):
@@ -168,6 +199,7 @@ class Delivery(BaseModel):
     channel: StrictStr | None = Field(default=None, description="a person's DM when `user` is set")
     user: StrictStr | None = None
     error: StoredError | None = None
+    names: Names = None
 
 
 class DeliveryPage(BaseModel):
@@ -251,6 +283,8 @@ class MessagePreview(BaseModel):
     blocks: list[dict[str, Any]]
     card: dict[str, Any] | None = _CARD
     occurrences: list[Occurrence]
+    names: Names = None
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
 
 
 class Turn(BaseModel):
@@ -268,6 +302,8 @@ class RotationTurns(BaseModel):
     blocks: list[dict[str, Any]]
     card: dict[str, Any] | None = _CARD
     turns: list[Turn]
+    names: Names = None
+    schedule_text: StrictStr | None = _SCHEDULE_TEXT
 
 
 class OpenApiDocument(BaseModel):
@@ -333,3 +369,48 @@ class EventReceipt(BaseModel):
     delivery_id: StrictStr = Field(description="`e:<sha256 of key>`, the ledger entry")
     duplicate: StrictBool
     status: Literal["sending", "sent", "failed", "skipped", "unconfirmed"]
+
+
+class DirectoryChannel(BaseModel):
+    """A channel the pickers offer: a Slack channel (`is_member`: the bot is in it), or an
+    installed Microsoft Teams conversation (`platform` teams, always `is_member`)."""
+
+    id: StrictStr
+    name: StrictStr = Field(description="without the '#'")
+    is_private: StrictBool
+    is_member: StrictBool
+    platform: Literal["slack", "teams"]
+
+
+class ChannelList(BaseModel):
+    """`GET /directory/channels`: Slack's channels by name, then Teams' conversations."""
+
+    channels: list[DirectoryChannel]
+    next_cursor: StrictStr | None
+
+
+class DirectoryUser(BaseModel):
+    """A person the pickers offer: their Slack id, handle and real name ("" if none)."""
+
+    id: StrictStr
+    name: StrictStr
+    real_name: StrictStr
+
+
+class UserList(BaseModel):
+    """`GET /directory/users`: people by real name."""
+
+    users: list[DirectoryUser]
+    next_cursor: StrictStr | None
+
+
+class SlackPerson(DirectoryUser):
+    """The signed-in person's Slack account."""
+
+
+class Me(BaseModel):
+    """`GET /me`: the signed-in person's email and Slack account (null when Slack knows no
+    one with that email); both null for the admin token."""
+
+    email: StrictStr | None
+    slack_user: SlackPerson | None

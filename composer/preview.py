@@ -24,6 +24,7 @@ from core.models import Message, message_delivery_id
 from core.platform import SLACK, TEAMS
 from core.runtime import Runtime
 from core.schedule import upcoming
+from core.schedule_words import draft_schedule_text
 from formatting.render import Rendered, render, with_actions
 from formatting.teams_message import TeamsMessage
 from processor.gates import held_back, read_gates
@@ -67,6 +68,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
             Occurrence(utc=when.utc, local=when.local, held_back=reason)
             for when, reason in zip(occurrences, _gates(rt, draft, occurrences), strict=True)
         ],
+        schedule_text=draft_schedule_text(schedule_fields(draft)),
     )
     return dump(preview)
 

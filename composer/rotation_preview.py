@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from composer.answers import RotationTurns, Turn
+from composer.names import named
 from composer.preview import PREVIEW_DELIVERY, posted
 from composer.rotation_rules import invalid_document
 from composer.serialize import dump
@@ -14,6 +15,7 @@ from composer.versions import read
 from core.errors import DocumentError
 from core.rotation import Rotation, upcoming_turns
 from core.runtime import Runtime
+from core.schedule_words import rotation_schedule_text
 from core.store import ROTATIONS
 from formatting.render import with_actions
 from rotations.render import render_turn
@@ -48,5 +50,6 @@ def preview_rotation(rt: Runtime, rotation_id: str, count: int) -> dict[str, Any
             )
             for turn in turns
         ],
+        schedule_text=rotation_schedule_text(rotation),
     )
-    return dump(preview)
+    return named(rt.db, "RotationTurns", dump(preview), {rotation.channel})

@@ -12,12 +12,14 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.api_core.exceptions import NotFound as DocumentMissing
 from pydantic import BaseModel
 
-from composer import idempotency, listing, openapi
+from composer import directory, idempotency, listing, openapi
 from composer.answers import (
     ButtonResponsePage,
     CategoryList,
+    ChannelList,
     DeliveryPage,
     EventReceipt,
+    Me,
     Message,
     MessagePage,
     MessagePreview,
@@ -28,6 +30,7 @@ from composer.answers import (
     RotationPage,
     RotationTurns,
     TeamsConversationList,
+    UserList,
 )
 from composer.events import post_event
 from composer.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -42,6 +45,7 @@ from composer.models import (
     RotationEdit,
     RotationPreview,
 )
+from composer.names import draft_ids, named
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
@@ -120,7 +124,7 @@ def _list_rotation_responses(request: flask.Request, rt: Runtime, ident: str) ->
 def _preview(request: flask.Request, rt: Runtime) -> Answer:
     count = _count_from(request)
     draft = parse_body(request, MessageDraft, optional=False)
-    return preview_message(rt, draft, count), 200
+    return named(rt.db, "MessagePreview", preview_message(rt, draft, count), draft_ids(draft)), 200
 
 
 def _post_rotation(request: flask.Request, rt: Runtime) -> Answer:
@@ -176,6 +180,18 @@ def _put_preferences(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _post_event(request: flask.Request, rt: Runtime) -> Answer:
     return post_event(rt, parse_body(request, EventBody, optional=False))
+
+
+def _directory_channels(request: flask.Request, rt: Runtime) -> Answer:
+    return directory.channels(rt, directory.listing_from(request.args)), 200
+
+
+def _directory_users(request: flask.Request, rt: Runtime) -> Answer:
+    return directory.users(rt, directory.listing_from(request.args)), 200
+
+
+def _me(request: flask.Request, rt: Runtime) -> Answer:
+    return directory.me(rt, flask.g.get("principal")), 200
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -325,6 +341,23 @@ ROUTES: tuple[Route, ...] = (
         "List the Microsoft Teams conversations the bot is installed in",
         TeamsConversationList,
     ),
+    Route(
+        "GET",
+        "/directory/channels",
+        _directory_channels,
+        "Channels by name, for pickers",
+        ChannelList,
+        query=directory.DirectoryQuery,
+    ),
+    Route(
+        "GET",
+        "/directory/users",
+        _directory_users,
+        "People by name, for pickers",
+        UserList,
+        query=directory.DirectoryQuery,
+    ),
+    Route("GET", "/me", _me, "The signed-in person and their Slack account", Me),
     Route("GET", "/openapi.json", _openapi, "This document", OpenApiDocument),
 )
 
@@ -348,7 +381,8 @@ def dispatch(request: flask.Request, rt: Runtime) -> Answer:
         if ident is not None and not is_document_id(ident):
             # Never a stored document, so never found.
             raise NotFound(f"no record with id {ident!r}")
-        return route.handler(request, rt, **groups)
+        body, status = route.handler(request, rt, **groups)
+        return named(rt.db, route.answer.__name__, body), status
     if allowed:
         raise MethodNotAllowed(f"{path} takes {', '.join(allowed)}, not {request.method}", allowed)
     raise NotFound(f"no route {request.method} {path}")

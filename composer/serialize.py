@@ -15,16 +15,52 @@ from pydantic import BaseModel, ValidationError
 
 from composer.answers import Message, Rotation
 from core import logs
+from core.documents.errors import ErrorField
+from core.documents.subjects import SubjectField
+from core.error_help import help_for
+from core.errors import DocumentError
+from core.rotation import Rotation as StoredRotation
+from core.schedule_words import draft_schedule_text, rotation_schedule_text
 
 A = TypeVar("A", bound=BaseModel)
+_DESTINATIONS = (SubjectField.CHANNEL, SubjectField.USER, SubjectField.TEAMS_CONVERSATION)
 
 
 def message_json(doc_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    return stored_json(Message, doc_id, data)
+    """A message's answer, with its schedule in words and its `last_error`'s help."""
+    words = {"schedule_text": draft_schedule_text(data), **_error_help(data)}
+    return stored_json(Message, doc_id, {**data, **words})
 
 
 def rotation_json(doc_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    return stored_json(Rotation, doc_id, data)
+    """A rotation's answer, with its turns in words and its `last_error`'s help."""
+    try:
+        schedule_text: str | None = rotation_schedule_text(
+            StoredRotation.from_document(doc_id, data)
+        )
+    except DocumentError:
+        schedule_text = None  # a rotation the processor cannot use has no schedule to say
+    words = {"schedule_text": schedule_text, **_error_help(data)}
+    return stored_json(Rotation, doc_id, {**data, **words})
+
+
+def _error_help(data: dict[str, Any]) -> dict[str, Any]:
+    """`last_error` with the catalog's words for its code (`{channel}` as the destination's
+    id, which the answer's `names` turns into a name); nothing when there is no error."""
+    error = data.get(SubjectField.LAST_ERROR)
+    if not isinstance(error, dict):
+        return {}
+    code = error.get(ErrorField.CODE)
+    destination = next(
+        (
+            data[f]
+            for f in ("channel", "user", "teams_conversation")
+            if isinstance(data.get(f), str)
+        ),
+        "the conversation",
+    )
+    entry = help_for(code if isinstance(code, str) else None).filled(destination)
+    return {SubjectField.LAST_ERROR.value: {**error, "help": vars(entry)}}
 
 
 def stored_json(model: type[A], doc_id: str, data: dict[str, Any]) -> dict[str, Any]:

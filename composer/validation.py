@@ -28,6 +28,7 @@ from core.models import (
     USER_ID,
 )
 from core.platform import SLACK, TEAMS
+from core.rules import parse_rule
 from core.schedule import recurrence_from_fields, zone
 from core.store import is_document_id
 from formatting.render import render, with_actions
@@ -68,6 +69,7 @@ _RECURRING_ONLY = (
 )
 _ONE_OFF_ONLY = (MessageField.EXPIRES_AT.value,)
 _ONE_MICROSECOND = timedelta(microseconds=1)
+_ANY_START = datetime(2000, 1, 1)
 T = TypeVar("T")
 
 
@@ -140,6 +142,8 @@ def check_message(draft: MessageDraft, now: datetime, *, schedule_from_now: bool
         _forbid(problems, draft, _ONE_OFF_ONLY, "is only for one-off messages (with send_at)")
         if draft.dtstart is None:
             problems.add("dtstart", "a recurring message needs dtstart (local YYYY-MM-DDTHH:MM)")
+            if zone_ok and draft.rrule is not None:
+                _check_rule(problems, draft.rrule, draft.timezone)
         elif zone_ok and draft.rrule is not None:
             first_run = _first_occurrence(problems, draft, now, schedule_from_now)
     elif draft.send_at is not None:
@@ -272,6 +276,16 @@ def _first_occurrence(
     if first is None:
         problems.add("rrule", "has no occurrence at or after now")
     return first
+
+
+def _check_rule(problems: Problems, body: str, timezone: str) -> None:
+    """The rule's own problems when there is no dtstart to read it from (a schedule typed
+    as words is a rule problem, not only a missing start). A rule's parts do not depend on
+    its start, so any start reads them."""
+    try:
+        parse_rule(body, _ANY_START, zone(timezone))
+    except DocumentError as exc:
+        problems.add("rrule", exc.message)
 
 
 def add_schedule_problem(problems: Problems, exc: DocumentError) -> None:

@@ -48,7 +48,7 @@ from core.documents.directory import (
 from core.documents.write import DELETE, UNSET, write_as_read
 from core.models import CHANNEL_ID, USER_ID
 from core.platform import PostResult
-from core.settings import Settings
+from core.settings import REAL_SLACK_API, Settings
 from core.slack import RATE_LIMITED, classify_api_error, classify_exception
 from core.store import DIRECTORY_CHANNELS, DIRECTORY_REFRESH, DIRECTORY_USERS
 
@@ -163,6 +163,73 @@ def refresh_step(
         return Step(which, "busy")
     run = _Run(db, ref, read, clock, which, generation, results[-1].update_time)
     return run.pages(state.cursor, used, allowed)
+
+
+def start_if_never(
+    db: firestore.Client, clock: Clock, settings: Settings, owner: str, which: DirectoryList
+) -> None:
+    """One page of a list that was never refreshed (no refresh state yet), so the first
+    directory read of a fresh deployment is not empty; nothing otherwise."""
+    if not _has_slack(settings) or db.collection(DIRECTORY_REFRESH).document(which).get().exists:
+        return
+    try:
+        refresh_step(db, slack_reader(settings), clock, settings, owner, which, max_pages=1)
+    except Exception as exc:  # the read answers from the cache as it is
+        logs.error(
+            "directory refresh failed",
+            directory=which.value,
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+        )
+
+
+def lookup_by_email(settings: Settings, email: str) -> dict[str, Any] | None:
+    """Slack's person with this email (`users.lookupByEmail`, users:read.email), None when
+    Slack knows none or cannot say now (the failure is logged)."""
+    if not _has_slack(settings):
+        return None
+    client = WebClient(
+        token=settings.slack_bot_token or "xoxb-local-stand-in",
+        base_url=settings.slack_api_url,
+        timeout=settings.slack_timeout_seconds,
+        retry_handlers=[],
+    )
+    try:
+        user = client.users_lookupByEmail(email=email).get("user")
+    except SlackApiError as exc:
+        r = exc.response
+        failure = classify_api_error(r.status_code, r.data, dict(r.headers))
+        if failure.code != "users_not_found":
+            logs.warning("users.lookupByEmail failed", error_code=failure.code)
+        return None
+    except Exception as exc:
+        logs.warning("users.lookupByEmail failed", error_code=type(exc).__name__)
+        return None
+    return user if isinstance(user, dict) and user.get("deleted") is not True else None
+
+
+def refresh_lists(db: firestore.Client, clock: Clock, settings: Settings, owner: str) -> list[Step]:
+    """One step of each list (the tick's, once a pass); a step that raises is logged and the
+    other list still steps. Nothing when this deployment has no Slack (Teams only)."""
+    if not _has_slack(settings):
+        return []
+    steps = []
+    for which in DirectoryList:
+        try:
+            steps.append(refresh_step(db, slack_reader(settings), clock, settings, owner, which))
+        except Exception as exc:  # the directory never fails a pass
+            logs.error(
+                "directory refresh failed",
+                directory=which.value,
+                error_code=type(exc).__name__,
+                error_message=str(exc),
+            )
+    return steps
+
+
+def _has_slack(settings: Settings) -> bool:
+    """Whether this deployment talks to Slack (a Teams-only one has no token for it)."""
+    return settings.slack_bot_token is not None or settings.slack_api_url != REAL_SLACK_API
 
 
 def _blocked(state: RefreshState, settings: Settings, owner: str, now: datetime) -> str | None:

@@ -70,6 +70,7 @@ def respond(request: flask.Request, handler: Handler, *, people: bool = False) -
         principal = authenticate(
             request.headers.get("Authorization"), auth_config(settings, people=people)
         )
+        flask.g.principal = principal  # who is asking, for answers about them (GET /me)
         body, status = handler(request, settings)
     except HttpError as exc:
         answer = _error(ErrorBody.model_validate(exc.body()), exc.status)

@@ -101,6 +101,11 @@ _NOT_WITH = {
     "BYMONTHDAY": ("WEEKLY",),
 }
 _PARTS = ("FREQ", "INTERVAL", "COUNT", "UNTIL", "WKST", "BYDAY", *_RANGES)
+# What a rule looks like, for a body that is not one (a schedule typed as words).
+RULE_SHAPE = (
+    "an RRULE is NAME=VALUE parts separated by ';', such as"
+    " FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=30 (every weekday at 9:30)"
+)
 
 
 def parse_rule(body: str, start: datetime, tz: ZoneInfo) -> rrule:
@@ -113,7 +118,7 @@ def parse_rule(body: str, start: datetime, tz: ZoneInfo) -> rrule:
     for part in text.split(";"):
         name, equals, value = part.partition("=")
         if not equals or not value:
-            _invalid(body, f"{part!r} is not NAME=VALUE")
+            _invalid(body, f"{part!r} is not NAME=VALUE: {RULE_SHAPE}")
         if name not in _PARTS:
             _invalid(body, f"{name!r} is not an RRULE part")
         if name in parts:

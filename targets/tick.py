@@ -10,6 +10,7 @@ import flask
 from pydantic import BaseModel, ConfigDict
 
 from core.clock import FixedClock
+from core.directory_refresh import refresh_lists
 from core.errors import BadRequest, MethodNotAllowed
 from core.http import Instant, parse_body
 from core.runtime import runtime_for
@@ -37,4 +38,8 @@ def handle_tick(request: flask.Request, settings: Settings) -> tuple[dict[str, A
         if settings.is_production:
             raise BadRequest("`now` cannot be overridden in production")
         rt = rt.with_clock(FixedClock(datetime.fromisoformat(body.now.isoformat())))
-    return run_pass(rt, dry_run=body.dry_run), 200
+    counts = run_pass(rt, dry_run=body.dry_run)
+    if not body.dry_run:
+        # After the sends: a bounded step of the names cache (core.directory_refresh).
+        refresh_lists(rt.db, rt.clock, rt.settings, rt.worker_id)
+    return counts, 200
