@@ -52,9 +52,7 @@ class ErrorHelp(BaseModel):
     """The error catalog's words for a code (core.error_help)."""
 
     title: StrictStr = Field(description="what went wrong, in words")
-    action: StrictStr = Field(
-        description="what to do; a conversation is named by its id (see `names`)"
-    )
+    action: StrictStr = Field(description="what to do; the destination by its name, else its id")
 
 
 class StoredError(_Stored):
@@ -96,6 +94,16 @@ _SCHEDULE_TEXT = Field(
     description="the schedule in plain words, in its timezone (core.schedule_words); null"
     " when the fields make no schedule",
 )
+
+
+class StoredAway(_Stored):
+    """One of a rotation's `away` periods: a member out from `from` to `to` (local dates)."""
+
+    model_config = ConfigDict(extra="allow", serialize_by_alias=True)
+
+    member: StrictStr | None = None
+    first: StrictStr | None = Field(default=None, alias="from")
+    last: StrictStr | None = Field(default=None, alias="to")
 
 
 class Message(_Stored):
@@ -140,6 +148,23 @@ class Message(_Stored):
     names: Names = None
 
 
+class UpToday(BaseModel):
+    date: date
+    member: StrictStr | None = Field(description="null when every member is out today")
+
+
+class UpNext(UpToday):
+    at: Timestamp = Field(description="when the turn is due (UTC)")
+
+
+class RotationUp(BaseModel):
+    """Who is up: today's turn (null when today is not a turn day) and the next one after
+    it (null while paused), as the send would take them from the stored order."""
+
+    today: UpToday | None
+    next: UpNext | None
+
+
 class Rotation(_Stored):
     """A stored rotation (`rotations/{id}`) and its `id`."""
 
@@ -156,6 +181,7 @@ class Rotation(_Stored):
     cursor: StrictInt | None = None
     status: RotationStatus | None = None
     skips: dict[str, list[StrictStr]] | None = None
+    away: list[StoredAway] | None = None
     working_days: StoredWorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     actions: list[StoredAction] | None = None
@@ -174,6 +200,9 @@ class Rotation(_Stored):
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
     names: Names = None
+    up: RotationUp | None = Field(
+        default=None, description="worked out at read time; absent if the rotation is invalid"
+    )
 
 
 class MessagePage(BaseModel):
@@ -304,6 +333,34 @@ class RotationTurns(BaseModel):
     turns: list[Turn]
     names: Names = None
     schedule_text: StrictStr | None = _SCHEDULE_TEXT
+
+
+class AgendaItem(BaseModel):
+    """One occurrence due in the agenda's range: a message's or a rotation's turn."""
+
+    kind: Literal["message", "rotation"]
+    id: StrictStr
+    at: Timestamp = Field(description="when it is due (UTC)")
+    local: Timestamp = Field(description="the same instant on the schedule's wall clock")
+    timezone: StrictStr
+    channel: StrictStr | None = None
+    user: StrictStr | None = None
+    teams_conversation: StrictStr | None = None
+    text: StrictStr = Field(description="a rotation's: its text naming the member")
+    schedule_text: StrictStr = Field(description="the schedule in words")
+    member: StrictStr | None = Field(default=None, description="a rotation turn's member")
+    names: dict[str, StrictStr] = Field(
+        description="#name or @Name of each id the item shows, where known"
+    )
+
+
+class AgendaPage(BaseModel):
+    """`GET /agenda`: the items due in the range, by `at`."""
+
+    items: list[AgendaItem]
+    note: StrictStr | None = Field(
+        description="why the list is incomplete, when a bound was hit; null when it is not"
+    )
 
 
 class OpenApiDocument(BaseModel):

@@ -32,6 +32,7 @@ from composer.answers import (
     RotationDayPage,
     RotationPage,
 )
+from composer.rotation_up import with_up
 from composer.serialize import dump, message_json, rotation_json, stored_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
@@ -234,7 +235,8 @@ def list_rotations(rt: Runtime, page: Page) -> dict[str, Any]:
     """Every rotation, active and paused, by `next_run_at` and then id."""
     query = rt.db.collection(ROTATIONS).order_by(RotationField.NEXT_RUN_AT).order_by(_DOCUMENT_ID)
     rows, cursor = _page(query, RotationField.NEXT_RUN_AT, page)
-    rotations = [rotation_json(s.id, s.to_dict() or {}) for s in rows]
+    now = rt.clock.now()  # `up` of each, from the page's own documents: no read per row
+    rotations = [rotation_json(s.id, with_up(s.id, s.to_dict() or {}, now)) for s in rows]
     return dump(RotationPage.model_validate({"rotations": rotations, "next_cursor": cursor}))
 
 

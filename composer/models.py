@@ -23,6 +23,7 @@ from core.models import (
     TEAMS_USER_ID,
     USER_PATTERN,
 )
+from core.rotation import MAX_AWAY
 from core.rules import MAX_EXDATES
 
 # A category id names a `categories` document (Firestore: at most 1,500 bytes).
@@ -290,6 +291,22 @@ _MEMBERS_OF_ITS_PLATFORM = {
     "else": {"properties": {"members": {"items": {"pattern": USER_PATTERN}}}},
 }
 Skips = Annotated[dict[str, Members], Field(max_length=MAX_SKIP_DATES)]
+# A local date YYYY-MM-DD (core.rotation.LOCAL_DATE); that it exists is composer.rotation_rules'.
+_LOCAL_DATE = {"type": "string", "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}
+
+
+class AwayPeriod(_Body):
+    """A member out of office from `from` to `to`, inclusive local dates: skipped on each of
+    those days exactly as a `skips` entry skips them (core.rotation.Rotation.skipped_on)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, serialize_by_alias=True)
+
+    member: PersonId
+    first: Annotated[str, WithJsonSchema(_LOCAL_DATE)] = Field(alias="from")
+    last: Annotated[str, WithJsonSchema(_LOCAL_DATE)] = Field(alias="to")
+
+
+Away = Annotated[list[AwayPeriod], Field(max_length=MAX_AWAY)]
 
 
 class RotationDraft(_Body):
@@ -326,6 +343,7 @@ class RotationDraft(_Body):
     status: RotationStatus = "active"
     # Local date "YYYY-MM-DD" -> the members out that day (checked in composer.rotation_rules).
     skips: Skips | None = None
+    away: Away | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     # Buttons on each day's post, as a message's; the id `skip_today` is "Skip me today".
@@ -354,9 +372,20 @@ class RotationEdit(_Body):
     cursor: Whole | None = None
     status: RotationStatus | None = None
     skips: Skips | None = None
+    away: Away | None = None
     working_days: WorkingDays | None = None
     on_ambiguous: AmbiguityPolicy | None = None
     actions: Actions | None = None
+
+
+class RotationSwap(_Body):
+    """`POST /rotations/{id}/swap`: two members who trade places in the order."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"members": ["U0ALICE00", "U0BOB0000"]}]}
+    )
+
+    members: Annotated[list[PersonId], Field(min_length=2, max_length=2)]
 
 
 class RotationPreview(_Body):

@@ -38,7 +38,21 @@ def named(db: firestore.Client, answer_model: str, body: B, extra: Iterable[str]
     for record in records:
         ids = wanted[id(record)]
         record["names"] = {ident: known[ident] for ident in sorted(ids) if ident in known}
+        _name_help(record, known)
     return body
+
+
+def _name_help(record: dict[str, Any], known: dict[str, str]) -> None:
+    """`last_error.help` names the destination by its id (composer.serialize): by its name
+    where the cache knows it ("Invite the app: /invite @Scheduler in #general")."""
+    error = record.get("last_error")
+    words = error.get("help") if isinstance(error, dict) else None
+    destination = next((record[f] for f in _ID_FIELDS if isinstance(record.get(f), str)), None)
+    if not isinstance(words, dict) or destination not in known:
+        return
+    for part in ("title", "action"):
+        if isinstance(words.get(part), str):
+            words[part] = words[part].replace(destination, known[destination])
 
 
 def draft_ids(draft: Any) -> set[str]:

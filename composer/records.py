@@ -21,6 +21,9 @@ from core.shards import shard_of
 
 # A stored record's answer (composer.serialize), from its id and fields.
 Answer = Callable[[str, dict[str, Any]], dict[str, Any]]
+# Fields an answer shows that are worked out from the stored ones at `now` (a rotation's
+# `up`): the record's id, its stored fields and now -> the fields to answer.
+Computed = Callable[[str, dict[str, Any], datetime], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -28,10 +31,17 @@ class Records:
     collection: str
     noun: str  # what a 404 and a log line call one record: "message"
     answer: Answer
+    computed: Computed | None = None
 
     def get(self, rt: Runtime, record_id: str) -> dict[str, Any]:
         snap = read(rt.db.collection(self.collection).document(record_id), self.noun)
-        return self.answer(record_id, snap.to_dict() or {})
+        return self.answer_at(rt, record_id, snap.to_dict() or {})
+
+    def answer_at(self, rt: Runtime, record_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """The answer of the record stored as `data`, with what is computed from it now."""
+        if self.computed is not None:
+            data = self.computed(record_id, data, rt.clock.now())
+        return self.answer(record_id, data)
 
     def new(self, rt: Runtime) -> firestore.DocumentReference:
         """Where a record about to be created goes: a fresh id."""
@@ -70,4 +80,4 @@ class Records:
             status=after.get(SubjectField.STATUS),
             next_run_at=after.get(SubjectField.NEXT_RUN_AT),
         )
-        return self.answer(record_id, after)
+        return self.answer_at(rt, record_id, after)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from composer.models import RotationDraft
+from composer.models import AwayPeriod, RotationDraft
 from composer.validation import Problems, check_actions, check_channel, check_zone
 from core.documents.rotations import RotationField
 from core.errors import DocumentError, ValidationFailed
@@ -39,6 +39,7 @@ ROTATION_FIELDS = tuple(
         RotationField.CURSOR,
         RotationField.STATUS,
         RotationField.SKIPS,
+        RotationField.AWAY,
         RotationField.WORKING_DAYS,
         RotationField.ON_AMBIGUOUS,
         RotationField.ACTIONS,
@@ -81,6 +82,8 @@ def check_rotation(
         problems.add("cursor", f"must be an index into members (0..{len(draft.members) - 1})")
     if draft.skips is not None:
         _check_skips(problems, draft.skips, draft.members)
+    for index, period in enumerate(draft.away or ()):
+        _check_away(problems, f"away.{index}", period, draft.members)
     _check_text(problems, draft.text, draft.members, platform)
     if not problems.details:
         # The buttons as a message's, on the day's post with the longest mention.
@@ -174,6 +177,25 @@ def _check_skips(problems: Problems, skips: dict[str, list[str]], members: list[
             problems.add(field, f"{', '.join(unknown)} not in members")
         if len(set(out)) != len(out):
             problems.add(field, "lists a member more than once")
+
+
+def _check_away(problems: Problems, field: str, period: AwayPeriod, members: list[str]) -> None:
+    if period.member not in members:
+        problems.add(f"{field}.member", f"{period.member[:80]!r} is not in members")
+    dates = [_is_local_date(period.first), _is_local_date(period.last)]
+    for name, text, ok in zip(("from", "to"), (period.first, period.last), dates, strict=True):
+        if not ok:
+            problems.add(f"{field}.{name}", f"{text[:80]!r} is not a local date YYYY-MM-DD")
+    if all(dates) and period.first > period.last:
+        problems.add(f"{field}.to", f"{period.last} is before from ({period.first})")
+
+
+def pruned_away(away: object, members: list[str]) -> object:
+    """Stored away periods without those of the members an edit removed, as `pruned_skips`
+    does for skips; anything not shaped like a list is returned as it is."""
+    if not isinstance(away, list):
+        return away
+    return [p for p in away if not isinstance(p, dict) or p.get("member") in members]
 
 
 def _is_local_date(text: str) -> bool:

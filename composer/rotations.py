@@ -15,12 +15,19 @@ from datetime import datetime
 from typing import Any
 
 from composer import idempotency
-from composer.models import RotationDraft, RotationEdit
+from composer.models import RotationDraft, RotationEdit, RotationSwap
 from composer.records import Records
-from composer.rotation_rules import ROTATION_FIELDS, RotationPlan, check_rotation, pruned_skips
+from composer.rotation_rules import (
+    ROTATION_FIELDS,
+    RotationPlan,
+    check_rotation,
+    pruned_away,
+    pruned_skips,
+)
+from composer.rotation_up import with_up
 from composer.serialize import rotation_json
 from composer.teams_destination import check_installed
-from composer.validation import validated
+from composer.validation import Problems, validated
 from composer.versions import (
     Decision,
     check_if_match,
@@ -48,7 +55,7 @@ _REQUIRED = tuple(
 )
 
 
-ROTATION_RECORDS = Records(ROTATIONS, "rotation", rotation_json)
+ROTATION_RECORDS = Records(ROTATIONS, "rotation", rotation_json, with_up)
 
 
 def create_rotation(
@@ -69,22 +76,57 @@ def create_rotation(
         teams_conversation=draft.teams_conversation,
         next_run_at=plan.next_run_at,
     )
-    return rotation_json(reference.id, doc)
+    return ROTATION_RECORDS.answer_at(rt, reference.id, doc)
 
 
 def edit_rotation(
     rt: Runtime, rotation_id: str, edit: RotationEdit, if_match: int | None
 ) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
-        if data.get(RotationField.LEASE):
-            raise Conflict(
-                "the rotation's turn is being posted right now; try again once it has settled",
-                [{"field": RotationField.LEASE.value, "message": "a day is claimed"}],
-            )
+        _refuse_while_claimed(data)
         check_if_match(data, if_match)
         return Decision(_edited(rt, rotation_id, data, edit))
 
     return ROTATION_RECORDS.edit(rt, rotation_id, decide)
+
+
+def swap_members(
+    rt: Runtime, rotation_id: str, swap: RotationSwap, if_match: int | None
+) -> dict[str, Any]:
+    """The two members trade places in `members`, the cursor staying where it is: each takes
+    the turn the other would have had (and every one after it, in the order). 422 naming
+    `members` unless both are members and not the same one."""
+
+    def decide(data: dict[str, Any]) -> Decision:
+        _refuse_while_claimed(data)
+        check_if_match(data, if_match)
+        members = data.get(RotationField.MEMBERS)
+        order = list(members) if isinstance(members, list) else []
+        first, second = swap.members
+        problems = Problems()
+        if first == second:
+            problems.add("members", "names the same member twice; swap two different members")
+        for member in (first, second):
+            if member not in order:
+                problems.add("members", f"{member[:80]!r} is not a member of this rotation")
+        problems.raise_if_any()
+        i, j = order.index(first), order.index(second)
+        order[i], order[j] = second, first
+        write = RotationWrite(
+            members=order, updated_at=rt.clock.now(), version=version_of(data) + 1
+        )
+        return Decision(write.to_document())
+
+    return ROTATION_RECORDS.edit(rt, rotation_id, decide)
+
+
+def _refuse_while_claimed(data: dict[str, Any]) -> None:
+    """409 while a day is claimed: its turn is posted or reconciled from the stored order."""
+    if data.get(RotationField.LEASE):
+        raise Conflict(
+            "the rotation's turn is being posted right now; try again once it has settled",
+            [{"field": RotationField.LEASE.value, "message": "a day is claimed"}],
+        )
 
 
 def _edited(
@@ -105,6 +147,8 @@ def _edited(
             )
         if members in given and skips not in given and skips in merged:
             merged[skips.value] = pruned_skips(merged[skips], new_members)
+        if members in given and RotationField.AWAY not in given and RotationField.AWAY in merged:
+            merged[RotationField.AWAY.value] = pruned_away(merged[RotationField.AWAY], new_members)
     draft: RotationDraft = validated(RotationDraft, merged)
     kept = {name: value for name, value in data.items() if name not in ROTATION_FIELDS}
     plan = check_rotation(draft, rotation_id, now, kept)

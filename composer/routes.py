@@ -12,8 +12,9 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from google.api_core.exceptions import NotFound as DocumentMissing
 from pydantic import BaseModel
 
-from composer import directory, idempotency, listing, openapi
+from composer import agenda, directory, idempotency, listing, openapi
 from composer.answers import (
+    AgendaPage,
     ButtonResponsePage,
     CategoryList,
     ChannelList,
@@ -44,6 +45,7 @@ from composer.models import (
     RotationDraft,
     RotationEdit,
     RotationPreview,
+    RotationSwap,
 )
 from composer.names import draft_ids, named
 from composer.openapi import Route
@@ -51,7 +53,7 @@ from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
 from composer.rotation_preview import preview_rotation
-from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation
+from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation, swap_members
 from composer.teams_conversations import list_teams_conversations
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
@@ -141,6 +143,10 @@ def _put_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return _edit(request, rt, ident, RotationEdit, edit_rotation)
 
 
+def _swap_rotation(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return _edit(request, rt, ident, RotationSwap, swap_members)
+
+
 def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
     page = _page_from(request)
     return listing.list_rotations(rt, page), 200
@@ -149,6 +155,10 @@ def _list_rotations(request: flask.Request, rt: Runtime) -> Answer:
 def _list_rotation_days(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     page = _page_from(request)
     return listing.list_rotation_days(rt, ident, page), 200
+
+
+def _agenda(request: flask.Request, rt: Runtime) -> Answer:
+    return agenda.agenda(rt, agenda.window_from(request.args, rt.clock.now())), 200
 
 
 def _openapi(request: flask.Request, rt: Runtime) -> Answer:
@@ -289,6 +299,14 @@ ROUTES: tuple[Route, ...] = (
     ),
     _reads("/rotations/{id}", _get_rotation, "Read a rotation", Rotation),
     _changes("PUT", "/rotations/{id}", _put_rotation, "Edit a rotation", Rotation, RotationEdit),
+    _changes(
+        "POST",
+        "/rotations/{id}/swap",
+        _swap_rotation,
+        "Swap two members' places in the order",
+        Rotation,
+        RotationSwap,
+    ),
     Route(
         "POST",
         "/rotations/{id}/preview",
@@ -311,6 +329,14 @@ ROUTES: tuple[Route, ...] = (
         _list_rotation_responses,
         "The answers to a rotation's buttons",
         ButtonResponsePage,
+    ),
+    Route(
+        "GET",
+        "/agenda",
+        _agenda,
+        "What is due when: messages and rotation turns in a range",
+        AgendaPage,
+        query=agenda.AgendaQuery,
     ),
     Route("GET", "/categories", _list_categories, "List message categories", CategoryList),
     _reads("/preferences/{id}", _get_preferences, "A person's preferences", Preferences),
@@ -449,7 +475,7 @@ def _responses(request: flask.Request, rt: Runtime, subject: ResponseField, iden
 
 def _allow_query(request: flask.Request, route: Route) -> None:
     """422 naming each query parameter the route does not declare."""
-    names = route.query.model_fields
+    names = [field.alias or name for name, field in route.query.model_fields.items()]
     takes = f"this route takes {', '.join(names)}" if names else "this route takes none"
     problems = Problems()
     for name in request.args:

@@ -8,10 +8,11 @@ A rotation's turn on a day is due at `send_time` local time in its `timezone`, o
 A `send_time` that a spring-forward gap skips happens at the same instant as the wall time
 after the gap (02:30 becomes 03:30); one that a fall-back repeats happens the first time.
 
-Who takes a turn: `members[cursor]`, unless that member is listed in `skips` for the day
-(out of office). Then the first member after them who is not skipped takes the turn and is
-moved in front of the skipped ones, so the skipped members keep their places: they are next,
-in the order they had, and nobody takes two turns in one round.
+Who takes a turn: `members[cursor]`, unless that member is out that day: listed in `skips`
+for the day, or inside one of their `away` periods (`skipped_on`). Then the first member
+after them who is not out takes the turn and is moved in front of the skipped ones, so the
+skipped members keep their places: they are next, in the order they had, and nobody takes
+two turns in one round.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ _SEARCH_DAYS = 366
 
 
 @dataclass(frozen=True)
+class Away:
+    """A member out of office from `first` to `last`, inclusive local dates."""
+
+    member: str
+    first: date
+    last: date
+
+
+@dataclass(frozen=True)
 class Rotation:
     """A stored rotation, validated for taking turns."""
 
@@ -59,6 +69,7 @@ class Rotation:
     working_days: WorkingDays | None = None
     actions: tuple[Action, ...] = ()  # the day's post's buttons (core.actions)
     platform: str = SLACK  # TEAMS: `channel` is its `teams_conversation`, members Teams ids
+    away: tuple[Away, ...] = ()  # members' periods out of office (inclusive local dates)
 
     @classmethod
     def from_document(cls, doc_id: str, data: Mapping[str, Any]) -> Rotation:
@@ -109,11 +120,19 @@ class Rotation:
             working_days,
             catalog(data.get(RotationField.ACTIONS)),
             SLACK if teams is None else TEAMS,
+            parse_away(data.get(RotationField.AWAY), members),
         )
 
     def today(self, now: datetime) -> date:
         """The team's local date at `now`."""
         return now.astimezone(self.tz).date()
+
+    def skipped_on(self, day: date) -> frozenset[str]:
+        """The members out on the local date `day`: its `skips` entry and every member with
+        an `away` period covering it. The real send, the dry run and every preview decide
+        who is out through this one function."""
+        away = {period.member for period in self.away if period.first <= day <= period.last}
+        return self.skips.get(day, frozenset()) | away
 
     def is_turn_day(self, day: date) -> bool:
         if day.weekday() not in self.weekdays:
@@ -230,7 +249,7 @@ def give_back(
 
 
 def turn_for(rotation: Rotation, day: date) -> Turn:
-    return take_turn(rotation.members, rotation.cursor, rotation.skips.get(day, frozenset()), day)
+    return take_turn(rotation.members, rotation.cursor, rotation.skipped_on(day), day)
 
 
 def upcoming_turns(rotation: Rotation, now: datetime, count: int) -> list[Turn]:
@@ -239,7 +258,7 @@ def upcoming_turns(rotation: Rotation, now: datetime, count: int) -> list[Turn]:
     turns = []
     members, cursor = rotation.members, rotation.cursor
     for day in rotation.turn_days(now, count):
-        turn = take_turn(members, cursor, rotation.skips.get(day, frozenset()), day)
+        turn = take_turn(members, cursor, rotation.skipped_on(day), day)
         turns.append(turn)
         members, cursor = turn.members, turn.cursor
     return turns
@@ -280,6 +299,32 @@ def parse_skips(value: object) -> dict[date, frozenset[str]]:
             raise DocumentError("invalid_skips", f"skips[{key!r}] must list member ids")
         skips[day] = frozenset(members)
     return skips
+
+
+# Far more periods than a team plans ahead; a document is bounded before it is walked.
+MAX_AWAY = 200
+
+
+def parse_away(value: object, members: Sequence[str]) -> tuple[Away, ...]:
+    """`away`: [{"member", "from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}], a member's days out
+    of office (inclusive); the member must be one of `members` and `from` not after `to`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or len(value) > MAX_AWAY:
+        raise DocumentError("invalid_away", f"away must be a list of at most {MAX_AWAY} periods")
+    periods = []
+    for index, entry in enumerate(value):
+        if not isinstance(entry, Mapping) or set(entry) != {"member", "from", "to"}:
+            raise DocumentError("invalid_away", f"away[{index}] must be {{member, from, to}}")
+        member = entry["member"]
+        if member not in members:
+            raise DocumentError("invalid_away", f"away[{index}]: {member!r} is not a member")
+        first = _optional_date(entry["from"], "away")
+        last = _optional_date(entry["to"], "away")
+        if first is None or last is None or first > last:
+            raise DocumentError("invalid_away", f"away[{index}]: from must be on or before to")
+        periods.append(Away(member, first, last))
+    return tuple(periods)
 
 
 _MEMBER_IDS = {

@@ -122,10 +122,14 @@ def draft_schedule_text(fields: Mapping[str, Any]) -> str | None:
 
 
 def once_text(send_at: datetime, timezone: str) -> str:
-    """ "Once on Tue 8 Dec 2026 at 14:00 (Europe/Berlin)": the instant in the zone's wall time."""
-    clock = _clock(timezone)
-    local = send_at.astimezone(zone(timezone))
-    return f"Once on {_date(local)} at {_time(local.time(), clock)} ({timezone})"
+    """Once on Tue 8 Dec 2026 at 14:00 (Europe/Berlin): the instant in the zone's wall time."""
+    return f"Once on {moment_text(send_at, timezone)}"
+
+
+def moment_text(instant: datetime, timezone: str) -> str:
+    """Tue 8 Dec 2026 at 14:00 (Europe/Berlin): an aware instant as the zone's wall time."""
+    local = instant.astimezone(zone(timezone))
+    return f"{_date(local)} at {_time(local.time(), _clock(timezone))} ({timezone})"
 
 
 def series_text(

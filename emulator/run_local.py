@@ -135,6 +135,19 @@ def examples(now: datetime, channel: str) -> dict[str, MessageWrite]:
     }
 
 
+def name_workspace(standin: SlackStandIn, channel: str) -> None:
+    """The seeded workspace's names (emulator/slack_directory.py), and the examples' ids
+    named too, so the page shows #names and @Names from the first tick."""
+    standin.seed_workspace()
+    standin.add_channel(channel, "demo")
+    for user, name, real_name in (
+        ("U0DEMOANA", "ana.demo", "Ana Demo"),
+        ("U0DEMOBEN", "ben.demo", "Ben Demo"),
+        ("U0DEMOCEM", "cem.demo", "Cem Demo"),
+    ):
+        standin.add_person(user, name, real_name, f"{name}@example.com")
+
+
 def example_rotation(now: datetime, channel: str) -> RotationWrite:
     """A daily rotation whose turn today was due a minute ago: the first pass posts it."""
     local = now.astimezone(ZoneInfo("Europe/Berlin")) - timedelta(minutes=1)
@@ -310,6 +323,7 @@ def main() -> int:
         else:
             standin = SlackStandIn(port=SLACK_PORT).start()
             stack.append(standin)
+            name_workspace(standin, channel)
             env["SLACK_API_URL"] = standin.url
             print(f"Slack stand-in: {standin.url} (posts: {standin.control_url}posts)")
             interactions_url = f"http://127.0.0.1:{INTERACTIONS_PORT}/"

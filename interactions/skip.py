@@ -94,7 +94,7 @@ def _decide(rt: Runtime, click: Click, posted: Posted) -> Turn | Recorded:
     stored_day = posted.data.get(RotationField.LAST_PROCESSED_DATE)
     if day != today.isoformat() or stored_day != day or posted.data.get(RotationField.LEASE):
         return _refused("This turn's day is over: there is nothing to skip any more.")
-    skipped = rotation.skips.get(today, frozenset())
+    skipped = rotation.skipped_on(today)
     turn = give_back(rotation.members, rotation.cursor, skipped, click.user, today)
     if turn is None:
         return _refused("The rotation was edited since this post; ask its owner to change it.")

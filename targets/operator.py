@@ -26,7 +26,10 @@ from typing import Any
 from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
+from core.directory import display_names
 from core.documents.deliveries import LedgerField
+from core.documents.errors import ErrorField
+from core.error_help import help_for
 from core.runtime import Runtime, runtime_for
 from core.settings import Settings
 from core.store import DELIVERIES
@@ -40,10 +43,26 @@ from targets.kinds import KINDS
 def list_deliveries(
     db: firestore.Client, statuses: tuple[str, ...] = NEEDS_A_PERSON, limit: int = 50
 ) -> list[dict[str, Any]]:
+    """The ledger entries in `statuses`, oldest occurrence first, each with the error
+    catalog's words for its code (`help`: title and action, the channel by name)."""
     status_in = FieldFilter(LedgerField.STATUS, "in", list(statuses))
     query = db.collection(DELIVERIES).where(filter=status_in)
     rows = [{"delivery_id": s.id, **(s.to_dict() or {})} for s in query.limit(limit).stream()]
+    names = display_names(db, {r[LedgerField.CHANNEL] for r in rows if r.get(LedgerField.CHANNEL)})
+    rows = [{**row, "help": _help(row, names)} for row in rows]
     return sorted(rows, key=lambda r: str(r.get(LedgerField.OCCURRENCE_AT)))
+
+
+def _help(row: dict[str, Any], names: dict[str, str]) -> dict[str, str] | None:
+    """The catalog's words for an entry's error code (else its reason); None without either."""
+    error = row.get(LedgerField.ERROR)
+    code = error.get(ErrorField.CODE) if isinstance(error, dict) else None
+    code = code or row.get(LedgerField.REASON)
+    if not isinstance(code, str):
+        return None
+    channel = row.get(LedgerField.CHANNEL)
+    where = names.get(channel, channel) if isinstance(channel, str) else "the conversation"
+    return vars(help_for(code).filled(where))
 
 
 def mark_delivered(rt: Runtime, delivery_id: str, ts: str, reason: str, by: str) -> None:

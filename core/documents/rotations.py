@@ -29,6 +29,7 @@ class RotationField(enum.StrEnum):
     TEXT = "text"
     CURSOR = "cursor"
     SKIPS = "skips"
+    AWAY = "away"  # [{member, from, to}]: a member's days out of office (core.rotation)
     ACTIONS = "actions"  # buttons on each day's post (core.actions); `skip_today` is reserved
     ON_AMBIGUOUS = SubjectField.ON_AMBIGUOUS.value
     LAST_PROCESSED_DATE = "last_processed_date"

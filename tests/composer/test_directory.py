@@ -8,13 +8,16 @@ from typing import Any
 
 import pytest
 
+from core.directory import display_names
 from core.directory_refresh import refresh_lists
 from messages.kind import MESSAGE_KIND
 from processor.kind_pass import run_kind
 from tests.fixtures.api import call, encode_cursor, fields_of
+from tests.fixtures.clock import T0
 from tests.fixtures.messages import ONE_OFF, seed_message
 from tests.fixtures.oidc import CLIENT_ID, CertsServer, mint_person
 from tests.fixtures.rotations import ROTATION
+from tests.fixtures.tick import at, bearer, tick
 
 STANDUP, LEADS, RELEASES = "C0ENGSTAND1", "C0LEADS0001", "C0RELEASES1"
 ANA, BEN, OLIVIA = "U0ANAGARCIA", "U0BENCARTER", "U0OLIVIALEE"
@@ -30,6 +33,19 @@ def workspace(slack: Any) -> Any:
 def cached(workspace: Any, db: Any, settings: Any, clock: Any) -> None:
     """The cache as the tick fills it."""
     refresh_lists(db, clock, settings, "tick-worker")
+
+
+def test_the_tick_steps_each_list_after_its_pass_and_a_dry_run_does_not(
+    tick_app, env, workspace, db
+):
+    client = tick_app.test_client()
+
+    dry = tick(client, headers=bearer(), body=at(T0) | {"dry_run": True})
+    calls = workspace.calls("conversations.list") + workspace.calls("users.list")
+    real = tick(client, headers=bearer(), body=at(T0))
+
+    assert (dry.status_code, real.status_code, calls) == (200, 200, 0)
+    assert display_names(db, [STANDUP, ANA]) == {STANDUP: "#eng-standup", ANA: "@Ana García"}
 
 
 def walk(api: Any, path: str, key: str) -> list[list[str]]:

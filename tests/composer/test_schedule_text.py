@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.store import DIRECTORY_CHANNELS
 from emulator.slack_standin import Fault
 from messages.kind import MESSAGE_KIND
 from processor.kind_pass import run_kind
@@ -98,3 +99,19 @@ def test_a_schedule_typed_as_words_is_a_rule_problem_not_only_a_missing_start(ap
         assert "needs dtstart" in problems["dtstart"]
         # The rule's detail says what a rule looks like.
         assert "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;BYHOUR=9;BYMINUTE=30" in problems["rrule"]
+
+
+def test_a_failed_messages_help_names_the_channel_the_directory_knows(api, rt, db, slack, clock):
+    db.collection(DIRECTORY_CHANNELS).document("C0123ABCD").set({"name": "general"})
+    created = create(api, {**ONE_OFF, "send_at": clock.now().isoformat()})
+    slack.inject(Fault(kind="error", code="not_in_channel", channel="C0123ABCD"))
+    run_kind(rt, MESSAGE_KIND)
+
+    for answer in (
+        call(api, "GET", f"/messages/{created['id']}")[1],
+        call(api, "GET", "/messages?status=failed")[1]["messages"][0],
+    ):
+        assert answer["last_error"]["help"] == {
+            "title": "The app is not in #general",
+            "action": "Invite the app: /invite @Scheduler in #general, then Retry.",
+        }

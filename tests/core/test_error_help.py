@@ -116,3 +116,9 @@ def test_an_unknown_code_still_says_where_to_look() -> None:
 
 def test_the_catalog_lists_its_exact_codes() -> None:
     assert catalog()["not_in_channel"] == help_for("not_in_channel")
+
+
+def test_the_operations_page_lists_the_catalog_as_it_is() -> None:
+    page = (ROOT / "docs" / "operations.md").read_text()
+    for code, entry in catalog().items():
+        assert f"| `{code}` | {entry.title} | {entry.action} |" in page, code
