@@ -79,7 +79,8 @@ function help(message) {
   if (!failure) return null;
   return el("div", { class: "help", role: "note", "aria-label": "Why it failed" },
     el("p", {}, el("strong", {}, failure.title)),
-    failure.action ? el("p", {}, failure.action) : null);
+    failure.action ? el("p", {}, failure.action) : null,
+    failure.detail ? el("p", { class: "hint" }, `What it said: ${failure.detail}`) : null);
 }
 
 function actions(ctx) {

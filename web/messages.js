@@ -171,7 +171,10 @@ function facts(message) {
     rows.push(["Claim expires", formatInstant(message.lease.expires_at)]);
   }
   const failure = failureWords(message);
-  if (failure) rows.push(["Reason", [failure.title, failure.action ? ` ${failure.action}` : ""]]);
+  if (failure) {
+    const detail = failure.detail ? `(${failure.detail})` : "";
+    rows.push(["Reason", [`${failure.title}.`, failure.action, detail].filter(Boolean).join(" ")]);
+  }
   if (message.sent_count) {
     rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
   }

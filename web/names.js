@@ -38,14 +38,20 @@ export function withNames(text, names) {
     names && Object.hasOwn(names, id) ? names[id] : `${sigil}${label || id}`);
 }
 
-// A failure as a team lead can act on it: the catalog's title and action (a `{channel}` left
-// in them filled with the channel's name), else the code's own message.
+// A failure as a team lead can act on it: the catalog's title and action, with the channel
+// by name (a `{channel}` left in them, or its id, becomes its "#name"), and what the failure
+// itself said (`detail`, e.g. which timezone is unknown).
 export function failureWords(record) {
   const error = record.last_error;
   if (!error) return null;
-  const where = nameOf(destinationOf(record), record.names) || "the channel";
+  const id = destinationOf(record);
+  const where = nameOf(id, record.names) || "the channel";
   const help = error.help;
-  if (!help) return { title: `${error.code}: ${error.message ?? ""}`, action: "" };
-  const fill = (words) => (words ?? "").replaceAll("{channel}", where);
-  return { title: fill(help.title), action: fill(help.action) };
+  const detail = error.message && error.message !== error.code ? error.message : "";
+  if (!help) return { title: error.code, action: "", detail };
+  const fill = (words) => {
+    const filled = (words ?? "").replaceAll("{channel}", where);
+    return id ? filled.replaceAll(id, where) : filled;
+  };
+  return { title: fill(help.title), action: fill(help.action), detail };
 }

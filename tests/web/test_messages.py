@@ -251,7 +251,11 @@ def test_the_list_shows_failures_with_their_reason_filters_and_pages(
     page.get_by_label("Status").select_option(label="Failed")
     page.get_by_role("button", name="Show").click()
     expect(page.locator("li.message")).to_have_count(1)
-    expect(listed(page, "Lost cause")).to_contain_text("channel_not_found: no such channel")
+    # In the error catalog's words, with what the failure said.
+    expect(listed(page, "Lost cause").locator(".reason")).to_have_text(
+        "The channel was not found. Check C0999ZZZZ still exists; a private channel needs"
+        " /invite @Scheduler in it. Then pick the channel again or Retry. (no such channel)"
+    )
     page.get_by_label("Status").select_option(label="All messages")
     page.get_by_label("Channel", exact=True).last.fill("C0999ZZZZ")
     page.get_by_role("button", name="Show").click()
@@ -341,7 +345,8 @@ def test_the_make_run_examples_list_after_a_pass(
     expect(page.locator("li.message")).to_have_count(len(seeded))
     bad = page.locator('li.message[data-id="example-bad-timezone"]')
     expect(bad.locator(".status")).to_have_text("failed")
-    expect(bad.locator(".reason")).to_contain_text("invalid_timezone")
+    expect(bad.locator(".reason")).to_contain_text("The timezone is not valid.")
+    expect(bad.locator(".reason")).to_contain_text("unknown IANA timezone 'Mars/Olympus_Mons'")
     expect(page.locator('li.message[data-id="example-welcome"] .status')).to_have_text("sent")
     bad.get_by_role("button", name="Edit").click()
     expect(page.get_by_label("Timezone", exact=True)).to_have_value("Mars/Olympus_Mons")

@@ -32,9 +32,12 @@ def test_a_weekday_series_made_with_the_picker_is_stored_as_meant(
     # T0 is Monday 04:00 in New York: Monday 09:30 is the first, then Tuesday.
     expect(occurrences.first).to_contain_text("4 Jan 2027, 09:30 GMT-5")
     expect(occurrences.nth(1)).to_contain_text("5 Jan 2027, 09:30 GMT-5")
+    words = "Every weekday at 9:30 AM (America/New_York)"
+    expect(page.locator("#m-words")).to_have_text(words)
     page.get_by_role("button", name="Schedule").click()
     row = page.locator("li.message").filter(has_text="Stand-up at half past")
     expect(row.locator(".status")).to_have_text("recurring")
+    expect(row).to_contain_text(f"Schedule{words}")
     expect(row).not_to_contain_text("FREQ=")
     expect(row.locator("dd").first).not_to_contain_text("2027-01-04T09:30")
     [doc] = db.collection(MESSAGES).get()
@@ -95,12 +98,14 @@ def test_a_rule_typed_as_words_is_shown_beside_the_rule_and_clears_the_preview(
     preview = page.locator("aside.preview")
     expect(preview.locator("ol li")).to_have_count(5)
     expect(preview.locator(".slack")).to_have_text("Stand-up")
+    expect(page.locator("#m-words")).to_have_text("Every day at 9:30 AM (America/New_York)")
     page.get_by_label("Repeat", exact=True).select_option(label="Custom rule (RRULE, for experts)")
     page.get_by_label("Rule (RRULE)").fill("every weekday at 9:30")
     # The draft makes no schedule now: nothing of the old preview stays on screen.
     expect(preview).to_contain_text("No preview yet: rrule")
     expect(preview.locator("ol li")).to_have_count(0)
     expect(preview.locator(".slack")).to_have_count(0)
+    expect(page.locator("#m-words")).to_be_hidden()
     page.get_by_role("button", name="Schedule").click()
     rule = page.locator("#m-rule")
     expect(rule).to_have_attribute("aria-invalid", "true")
