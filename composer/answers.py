@@ -146,6 +146,9 @@ class Message(_Stored):
     updated_at: Timestamp | None = None
     version: StrictInt | None = None
     names: Names = None
+    series_id: StrictStr | None = Field(
+        default=None, description="a one-off made from one occurrence of this series"
+    )
 
 
 class UpToday(BaseModel):
@@ -471,3 +474,28 @@ class Me(BaseModel):
 
     email: StrictStr | None
     slack_user: SlackPerson | None
+
+
+class SendNowReceipt(BaseModel):
+    """`POST /messages/{id}/send-now`: the message after the send, the occurrence's ledger
+    entry, and how its send ended (`sending`: a worker holds it, or it will be retried; its
+    deliveries show how it ends)."""
+
+    message: Message
+    delivery_id: StrictStr = Field(description="`m:<id>:<occurrence>`, the ledger entry")
+    status: Literal["sending", "sent", "failed", "skipped"]
+
+
+class TestSent(BaseModel):
+    """`POST /messages/{id}/test`: where the test went (the person's DM) and its Slack `ts`."""
+
+    channel: StrictStr
+    ts: StrictStr | None = None
+
+
+class OccurrenceSplit(BaseModel):
+    """`POST /messages/{id}/occurrence`: the series without the occurrence (an exdate more),
+    and the one-off that took its place (`series_id` names the series)."""
+
+    series: Message
+    message: Message

@@ -91,13 +91,19 @@ def create(
     batch = db.batch()
     batch.create(reference, document)
     if key is not None:
-        fields = KeyWrite(
-            route=key.route,
-            body_sha256=key.body_sha256,
-            target_id=reference.id,
-            created_at=now,
-            expires_at=now + KEY_LIFETIME,
-        ).to_document()
-        replaced = None if key.expired is None else key.expired.update_time
-        write_as_read(batch, key.reference, fields, replaced)
+        record(batch, key, reference.id, now)
     batch.commit()
+
+
+def record(batch: Any, key: Fresh, target_id: str, now: datetime) -> None:
+    """The key's document, written in `batch` (with what it creates): `target_id` is what a
+    replay of the key answers."""
+    fields = KeyWrite(
+        route=key.route,
+        body_sha256=key.body_sha256,
+        target_id=target_id,
+        created_at=now,
+        expires_at=now + KEY_LIFETIME,
+    ).to_document()
+    replaced = None if key.expired is None else key.expired.update_time
+    write_as_read(batch, key.reference, fields, replaced)

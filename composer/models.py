@@ -430,3 +430,27 @@ class EventBody(_Body):
     teams_conversation: TeamsConversationId | None = None
     text: str
     category: str | None = Field(default=None, min_length=1, max_length=MAX_CATEGORY_ID)
+
+
+class SendNowBody(_Body):
+    """`POST /messages/{id}/send-now` (optional body): `occurrence_at`, the occurrence the
+    caller saw as next; 409 when it is no longer the next one (composer.send_now)."""
+
+    occurrence_at: Instant | None = None
+
+
+class TestSendBody(_Body):
+    """`POST /messages/{id}/test`: the Slack user the test is sent to as a DM
+    (composer.test_send)."""
+
+    user: UserId
+
+
+class OccurrenceEdit(_Body):
+    """`POST /messages/{id}/occurrence`: one future occurrence of a series (`occurrence_at`,
+    an instant the series yields) made a one-off of its own, with this `text` and `send_at`
+    (by default the series' text and the occurrence's instant) (composer.occurrence)."""
+
+    occurrence_at: Instant
+    text: str | None = None
+    send_at: Instant | None = None

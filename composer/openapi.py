@@ -92,6 +92,7 @@ _ERROR_MEANING = {
     409: "the record's status forbids this change right now",
     412: "If-Match is not the record's current version",
     422: "named fields, query parameters or headers are invalid",
+    502: "Slack refused the request (its code in details); nothing was recorded",
     503: "Slack refused for now; nothing was done, the same request may be made again",
 }
 

@@ -24,13 +24,16 @@ from composer.answers import (
     Message,
     MessagePage,
     MessagePreview,
+    OccurrenceSplit,
     OpenApiDocument,
     Preferences,
     Rotation,
     RotationDayPage,
     RotationPage,
     RotationTurns,
+    SendNowReceipt,
     TeamsConversationList,
+    TestSent,
     UserList,
 )
 from composer.events import post_event
@@ -41,20 +44,28 @@ from composer.models import (
     EventBody,
     MessageDraft,
     MessageEdit,
+    OccurrenceEdit,
     PreferencesEdit,
     RotationDraft,
     RotationEdit,
     RotationPreview,
     RotationSwap,
+    SendNowBody,
+    TestSendBody,
 )
 from composer.names import draft_ids, named
+from composer.occurrence import edit_occurrence
 from composer.openapi import Route
 from composer.pausing import pause_message, resume_message
 from composer.preferences import get_preferences, list_categories, put_preferences
 from composer.preview import DEFAULT_COUNT, MAX_COUNT, CountQuery, preview_message
+from composer.retry import retry_message
 from composer.rotation_preview import preview_rotation
 from composer.rotations import ROTATION_RECORDS, create_rotation, edit_rotation, swap_members
+from composer.send_now import send_now
+from composer.skip_next import skip_next
 from composer.teams_conversations import list_teams_conversations
+from composer.test_send import send_test
 from composer.validation import Problems, whole_number
 from composer.versions import IF_MATCH, if_match_from
 from core.documents.responses import ResponseField
@@ -95,6 +106,31 @@ def _pause_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
 
 def _resume_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
     return resume_message(rt, ident, if_match_from(request.headers)), 200
+
+
+def _send_now(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, SendNowBody, optional=True)
+    return send_now(rt, ident, body.occurrence_at), 200
+
+
+def _skip_next(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return skip_next(rt, ident, if_match_from(request.headers)), 200
+
+
+def _retry_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    return retry_message(rt, ident), 200
+
+
+def _test_message(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = parse_body(request, TestSendBody, optional=False)
+    return send_test(rt, ident, body.user), 200
+
+
+def _edit_occurrence(request: flask.Request, rt: Runtime, ident: str) -> Answer:
+    body = json_object(request)
+    key = idempotency.key_from(request.headers)
+    edit = parse_body(request, OccurrenceEdit, optional=False)
+    return edit_occurrence(rt, ident, edit, body, key), 201
 
 
 def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
@@ -278,6 +314,47 @@ ROUTES: tuple[Route, ...] = (
     ),
     _changes("POST", "/messages/{id}/pause", _pause_message, "Pause a message", Message),
     _changes("POST", "/messages/{id}/resume", _resume_message, "Resume a paused message", Message),
+    Route(
+        "POST",
+        "/messages/{id}/send-now",
+        _send_now,
+        "Send the next occurrence now, once",
+        SendNowReceipt,
+        body=SendNowBody,
+        body_required=False,
+        errors=(400, 404, 409),
+    ),
+    _changes(
+        "POST", "/messages/{id}/skip-next", _skip_next, "Leave out the next occurrence", Message
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/retry",
+        _retry_message,
+        "Send a failed message's occurrence once more",
+        Message,
+        errors=(404, 409),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/test",
+        _test_message,
+        "Send the message to a person as a test",
+        TestSent,
+        body=TestSendBody,
+        errors=(400, 404, 409, 502),
+    ),
+    Route(
+        "POST",
+        "/messages/{id}/occurrence",
+        _edit_occurrence,
+        "Edit only one occurrence of a series",
+        OccurrenceSplit,
+        201,
+        body=OccurrenceEdit,
+        headers=(IDEMPOTENCY_KEY,),
+        errors=(400, 404, 409),
+    ),
     Route(
         "POST",
         "/preview",

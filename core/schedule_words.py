@@ -231,6 +231,14 @@ def _weekdays(parts: Mapping[str, str], freq: str) -> str | None:
     items = parts["BYDAY"].split(",")
     plain = [_DAY_CODES.index(item) for item in items if item in _DAY_CODES]
     ordinal = [item for item in items if item not in _DAY_CODES]
+    if plain and ordinal:
+        # The engine (dateutil) keeps a day only when it matches both kinds: the ordinal
+        # days that fall on one of the plain weekdays (RFC 5545 would take either).
+        kept = [item for item in ordinal if _DAY_CODES.index(item[-2:]) in plain]
+        if not kept:
+            never = _join([_ordinal_item(item, None) for item in ordinal])
+            return f"no day ({never} is never a {_day_group(plain, singular=True)})"
+        ordinal, plain = kept, []
     said = []
     if plain:
         if "BYSETPOS" in parts and not ordinal and _setpos_said(parts):
@@ -240,10 +248,14 @@ def _weekdays(parts: Mapping[str, str], freq: str) -> str | None:
             said.append(_day_group(plain, singular=False))
     within = "year" if freq == "YEARLY" and "BYMONTH" not in parts else None
     for item in sorted(ordinal, key=lambda item: (item.startswith("-"), abs(int(item[:-2])))):
-        n, code = int(item[:-2]), item[-2:]
-        day = _DAY_NAMES[_DAY_CODES.index(code)]
-        said.append(f"the {_ordinal_word(n)} {day}" + (f" of the {within}" if within else ""))
+        said.append(_ordinal_item(item, within))
     return _join(said)
+
+
+def _ordinal_item(item: str, within: str | None) -> str:
+    """ "the last Friday", "the 20th Monday of the year"."""
+    day = _DAY_NAMES[_DAY_CODES.index(item[-2:])]
+    return f"the {_ordinal_word(int(item[:-2]))} {day}" + (f" of the {within}" if within else "")
 
 
 def _day_group(days: Sequence[int], *, singular: bool) -> str:

@@ -36,6 +36,14 @@ SCENARIOS = settings(
 )
 
 
+# Scenarios share the records, and hypothesis refuses a replayed scenario that answers
+# differently: acting on one occurrence answers 409 for ever after: send-now
+# once it has sent, skip-next once it has cancelled a one-off, so they are left out here
+# (tests/composer/test_openapi_fuzz.py checks their answers).
+_ONCE = ("/send-now", "/skip-next")
+REPEATABLE = tuple(route for route in ROUTES if not route.path.endswith(_ONCE))
+
+
 @dataclass(frozen=True)
 class Step:
     """One call of a scenario: the link it followed (None for a scenario's first call), the
@@ -49,7 +57,7 @@ class Step:
 
 
 def _workflow(base_url: str, steps: list[Step], db: Any) -> Any:
-    machine = schemathesis.openapi.from_dict(document(ROUTES)).as_state_machine()
+    machine = schemathesis.openapi.from_dict(document(REPEATABLE)).as_state_machine()
 
     class Workflow(machine):  # type: ignore[misc, valid-type]
         def setup(self) -> None:
