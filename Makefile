@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+# axe-core for the browser tests' accessibility check (tests/web/test_accessibility.py).
+AXE := tests/web/node_modules/axe-core/axe.min.js
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: run test lint typecheck unit bench clean
@@ -29,8 +31,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy .
 
-unit: $(STAMP) $(CHROMIUM)
+unit: $(STAMP) $(CHROMIUM) $(AXE)
 	$(BIN)/pytest
+
+# The pinned axe-core of tests/web/package-lock.json, installed again when the lock changes
+# (npm from Debian's package when the machine has none).
+$(AXE): tests/web/package.json tests/web/package-lock.json
+	command -v npm >/dev/null || $(SUDO) apt-get install -y --no-install-recommends npm \
+		|| ($(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends npm)
+	cd tests/web && npm ci --no-audit --no-fund
+	touch $@
 
 # The composer page's browser tests (tests/web/) drive Debian's chromium; installed when
 # missing. Playwright's own browser download is never used (it needs the internet).
@@ -44,4 +54,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis tests/web/node_modules

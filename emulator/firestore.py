@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -38,7 +39,7 @@ from typing import Self
 
 from emulator.service import Service
 
-__all__ = ["BINARY_PATH_ENV", "FirestoreEmulator", "clear"]
+__all__ = ["BINARY_PATH_ENV", "FirestoreEmulator", "clear", "export"]
 
 BINARY_PATH_ENV = "FIRESTORE_EMULATOR_BINARY_PATH"
 
@@ -163,6 +164,33 @@ def clear(host_port: str, project: str) -> None:
         raise RuntimeError(f"clearing Firestore emulator at {host_port}: HTTP {status} {body!r}")
 
 
+def export(host_port: str, project: str, directory: Path) -> Path:
+    """Write every document of `project` to a new folder inside `directory` (which must exist),
+    as the emulator's own export does; returns the export's metadata file, the path that
+    `FirestoreEmulator(import_data=...)` loads. `--export-on-exit` is not used: the emulator
+    this SDK ships writes nothing when it is stopped by a signal."""
+    url = f"http://{host_port}/emulator/v1/projects/{urllib.parse.quote(project, safe='')}:export"
+    body = {
+        "database": f"projects/{project}/databases/(default)",
+        "export_directory": str(directory.resolve()),
+    }
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    try:
+        with _opener.open(request, timeout=60) as response:
+            response.read()
+    except urllib.error.URLError as exc:
+        raise RuntimeError(f"exporting Firestore emulator at {host_port} failed: {exc}") from exc
+    found = sorted(directory.glob("*/*.overall_export_metadata"))
+    if not found:
+        raise RuntimeError(f"the Firestore emulator at {host_port} wrote no export to {directory}")
+    return found[-1]
+
+
 def _signal_group(pgid: int, signum: int) -> None:
     # The whole group may already be gone; that is the outcome we wanted.
     with contextlib.suppress(ProcessLookupError):
@@ -200,11 +228,19 @@ class FirestoreEmulator(Service):
 
     name = "Firestore emulator"
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, rules: Path | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        rules: Path | None = None,
+        import_data: Path | None = None,
+    ) -> None:
         self.host = host
         self.port = port or _free_port(host)
         # Security rules apply to client-SDK requests only; server clients bypass them.
         self.rules = rules
+        # An export's metadata file (`export()` returns it): loaded before the first request.
+        self.import_data = import_data
         self._process: subprocess.Popen[bytes] | None = None
         self._log_dir: Path | None = None
 
@@ -254,6 +290,8 @@ class FirestoreEmulator(Service):
         command = _command(self.host, self.port)
         if self.rules is not None:
             command.append(f"--rules={self.rules.resolve()}")  # gcloud and the jar agree
+        if self.import_data is not None:
+            command.append(f"--import-data={self.import_data.resolve()}")  # so do these
         return command
 
     def _wait_ready(self, command: list[str], timeout: float) -> None:

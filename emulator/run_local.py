@@ -9,6 +9,10 @@ then plays Cloud Scheduler: an authenticated POST to
 `tick` every LOCAL_TICK_SECONDS (default 15). Each delivery is printed as the function logs
 it. Ctrl-C stops everything.
 
+The emulator's documents and the admin token are kept in `.run/` (LOCAL_DATA_DIR) between runs
+(emulator/local_data.py); the examples are seeded only where absent, so a restart neither
+duplicates nor re-sends them. RESET=1 (`make run RESET=1`) deletes `.run/` first.
+
 `make run DISPATCH=pubsub` (docs/pubsub.md) runs the Pub/Sub dispatcher instead: the Pub/Sub
 emulator too, the tick publishing what is due, and `deliver` (served like the others) pushed
 each message through an ordered push subscription; the same deliveries are printed.
@@ -26,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,6 +48,7 @@ from core.settings import PUBSUB, Settings
 from core.store import MESSAGES, ROTATIONS
 from core.subscription import delivery_subscriptions
 from emulator.firestore import FirestoreEmulator
+from emulator.local_data import LocalData, SavedOnStop, create_once
 from emulator.pubsub import (
     EMULATOR_HOST_ENV,
     PubSubEmulator,
@@ -54,6 +60,8 @@ from emulator.run_teams import TEAMS_TARGET_PORT, set_up_teams_demo, start_teams
 from emulator.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parent.parent
+# What is kept between runs (emulator/local_data.py); LOCAL_DATA_DIR moves it (tests do).
+DATA_DIR_ENV = "LOCAL_DATA_DIR"
 FUNCTION_PORT = int(os.environ.get("LOCAL_FUNCTION_PORT", "8080"))
 API_PORT = int(os.environ.get("LOCAL_API_PORT", "8081"))
 FIRESTORE_PORT = int(os.environ.get("LOCAL_FIRESTORE_PORT", "8686"))
@@ -170,14 +178,27 @@ EXAMPLE_ROTATION = "example-rotation"
 
 
 def seed(db: firestore.Client, channel: str, now: datetime) -> None:
+    """The examples, each created only if absent: a kept one (edited, sent) stays as it is."""
     for doc_id, data in examples(now, channel).items():
         created = replace(data, created_at=now, updated_at=now, version=1)
-        db.collection(MESSAGES).document(doc_id).set(created.to_document())
         first_line = str(data.text).partition("\n")[0]
-        print(f"seeded {doc_id}: {first_line}", flush=True)
+        create_once(db.collection(MESSAGES).document(doc_id), created.to_document(), first_line)
     rotation = replace(example_rotation(now, channel), created_at=now, updated_at=now, version=1)
-    db.collection(ROTATIONS).document(EXAMPLE_ROTATION).set(rotation.to_document())
-    print(f"seeded {EXAMPLE_ROTATION}: {rotation.text}", flush=True)
+    create_once(
+        db.collection(ROTATIONS).document(EXAMPLE_ROTATION),
+        rotation.to_document(),
+        str(rotation.text),
+    )
+
+
+def local_data(environ: Mapping[str, str]) -> LocalData:
+    """The folder this run keeps its data in; emptied first when RESET is set (to anything
+    but "" or "0"), for `make run RESET=1`."""
+    kept = LocalData(Path(environ.get(DATA_DIR_ENV) or ROOT / ".run"))
+    if environ.get("RESET", "") not in ("", "0"):
+        kept.reset()
+        print(f"RESET: deleted {kept.root}; starting clean", flush=True)
+    return kept
 
 
 def banner(api_port: int, token: str, google_client_id: str | None = None) -> str:
@@ -299,7 +320,8 @@ def start_pubsub(project: str, token: str, env: dict[str, str]) -> list[Any]:
 
 def main() -> int:
     project = os.environ.get("GOOGLE_CLOUD_PROJECT", "demo-scheduler")
-    token = os.environ.get("ADMIN_TOKEN") or secrets.token_urlsafe(24)
+    kept = local_data(os.environ)
+    token = os.environ.get("ADMIN_TOKEN") or kept.admin_token()
     interval = float(os.environ.get("LOCAL_TICK_SECONDS", "15"))
     real_slack = bool(os.environ.get("SLACK_BOT_TOKEN")) and not os.environ.get("SLACK_API_URL")
     channel = os.environ.get("DEMO_CHANNEL", "C0DEMO0001")
@@ -312,12 +334,14 @@ def main() -> int:
     env.setdefault("APP_ENV", "development")
     try:
         if not os.environ.get("FIRESTORE_EMULATOR_HOST"):
-            emulator = FirestoreEmulator(port=FIRESTORE_PORT)
+            emulator = FirestoreEmulator(port=FIRESTORE_PORT, import_data=kept.firestore_import())
             emulator.start()
             stack.append(emulator)
+            stack.append(SavedOnStop(kept, emulator.host_port, project))
             os.environ["FIRESTORE_EMULATOR_HOST"] = emulator.host_port
         env["FIRESTORE_EMULATOR_HOST"] = os.environ["FIRESTORE_EMULATOR_HOST"]
         print(f"Firestore emulator: {env['FIRESTORE_EMULATOR_HOST']} (project {project})")
+        print(f"Kept between runs in {kept.root} (make run RESET=1 starts clean)", flush=True)
         if real_slack:
             print(f"Slack: real Slack, channel {channel}")
         else:
@@ -358,12 +382,25 @@ def main() -> int:
         print("stopping", flush=True)
         return 0
     finally:
-        for part in reversed(stack):
-            if isinstance(part, subprocess.Popen):
-                part.terminate()
+        stop_all(stack)
+
+
+def stop_all(stack: list[Any]) -> None:
+    """Every part, newest first. The servers are all asked to stop at once, and one that
+    ignores SIGTERM for 10 s is killed, so the parts under them (the export of the kept
+    documents, the emulator) are always reached."""
+    servers = [part for part in stack if isinstance(part, subprocess.Popen)]
+    for server in servers:
+        server.terminate()
+    for part in reversed(stack):
+        if part in servers:
+            try:
                 part.wait(timeout=10)
-            else:
-                part.stop()
+            except subprocess.TimeoutExpired:
+                part.kill()
+                part.wait()
+        else:
+            part.stop()
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:

@@ -39,6 +39,7 @@ from core.documents.messages import MessageField, MessageWrite, Status
 from core.documents.rotations import RotationField, RotationStatus, RotationWrite
 from core.models import message_delivery_id
 from core.store import MESSAGES, ROTATIONS
+from emulator.local_data import create_once
 
 ROOT = Path(__file__).resolve().parent.parent
 # The stand-in's Bot Connector, Graph and control API (HTTP), and its Entra token endpoint
@@ -190,13 +191,11 @@ def seed_teams(db: firestore.Client, conversation: str, now: datetime) -> None:
     for doc_id, message in teams_examples(now).items():
         data = replace(message, created_at=now, updated_at=now, version=1).to_document()
         data[MessageField.TEAMS_CONVERSATION] = conversation
-        db.collection(MESSAGES).document(doc_id).set(data)
-        print(f"seeded {doc_id} (Teams): {message.text}", flush=True)
+        create_once(db.collection(MESSAGES).document(doc_id), data, f"(Teams) {message.text}")
     rotation = replace(teams_rotation(now), created_at=now, updated_at=now, version=1)
     data = rotation.to_document()
     data[RotationField.TEAMS_CONVERSATION] = conversation
-    db.collection(ROTATIONS).document(TEAMS_ROTATION).set(data)
-    print(f"seeded {TEAMS_ROTATION} (Teams): {rotation.text}", flush=True)
+    create_once(db.collection(ROTATIONS).document(TEAMS_ROTATION), data, f"(Teams) {rotation.text}")
 
 
 def replay_click(now: datetime, target_url: str, action: str = "done") -> dict[str, Any]:

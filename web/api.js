@@ -23,6 +23,6 @@ export async function api(method, path, { body, ifMatch, idempotencyKey } = {}) 
     return { status: 0, data: { error: "network", message, details: [] }, etag: null };
   }
   const data = await response.json().catch(() => null);
-  if (response.status === 401) forget();
+  if (response.status === 401) forget(data?.message ?? "401");
   return { status: response.status, data, etag: response.headers.get("ETag") };
 }

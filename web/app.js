@@ -1,6 +1,6 @@
 // Entry point: sign in, then show the section the hash names (#/messages, #/rotations,
 // #/people).
-import { bearer, forget } from "./signin.js";
+import { forget, signIn } from "./signin.js";
 import { mountMessages } from "./messages.js";
 import { mountPeople } from "./people.js";
 import { mountRotations } from "./rotations.js";
@@ -29,7 +29,7 @@ function route() {
 }
 
 async function start() {
-  await bearer();
+  await signIn(); // a kept token is checked first: no section shows before it is accepted
   const signOut = document.getElementById("sign-out");
   signOut.hidden = false;
   signOut.addEventListener("click", () => {

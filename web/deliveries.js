@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import { failureWords } from "./names.js";
 import { showResponses } from "./responses.js";
+import { viewerZone } from "./time.js";
 import { el, formatInstant, notice } from "./ui.js";
 
 export async function showDeliveries(container, message, cursor = null) {
@@ -37,19 +38,26 @@ export async function showDeliveries(container, message, cursor = null) {
   }
 }
 
+// The message's timezone; a message stored without one runs in UTC.
+function zoneOf(message) {
+  return message.timezone ?? "UTC";
+}
+
 function table(message, body) {
   const headings = ["Occurrence", "Status", "Attempt", "Lateness", "Reason"];
+  const caption = `Delivery history: each occurrence first in ${zoneOf(message)} (the message's `
+    + `timezone), then in yours (${viewerZone()})`;
   return el(
     "table",
     { class: "history" },
-    el("caption", {}, `Delivery history (times in ${message.timezone ?? "UTC"} and yours)`),
+    el("caption", {}, caption),
     el("thead", {}, el("tr", {}, headings.map((text) => el("th", { scope: "col" }, text)))),
     body,
   );
 }
 
 function row(entry, message) {
-  const zone = message.timezone;
+  const zone = zoneOf(message);
   const when = entry.occurrence_at;
   const cells = {
     Occurrence: [formatInstant(when, zone), el("br"), `yours: ${formatInstant(when)}`],

@@ -328,7 +328,8 @@ function build(pickers) {
     el("div", { class: "actions" }, submit, stop),
   );
   const previewStatus = el("p", { class: "hint", role: "status" });
-  const rendered = el("div", { "aria-label": "How Slack shows it" });
+  // A labelled group: a plain div may not carry a name (axe aria-prohibited-attr).
+  const rendered = el("div", { role: "group", "aria-label": "How Slack shows it" });
   const occurrences = el("ol", { class: "occurrences" });
   const aside = el("aside", { class: "preview", "aria-labelledby": "m-preview-heading" },
     el("h3", { id: "m-preview-heading" }, "Preview"),

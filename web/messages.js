@@ -160,13 +160,7 @@ function filterForm(channel) {
 function facts(message) {
   const zone = message.timezone ?? "UTC";
   const rows = [["Schedule", scheduleWords(message)]];
-  const waiting = ["pending", "recurring", "paused"].includes(message.status);
-  const label = message.status === "sending" ? "Sending occurrence" : waiting ? "Next run" : "Last due";
-  const when = message.lease?.occurrence_at ?? message.next_run_at;
-  if (when) {
-    rows.push([`${label} (${zone})`, formatInstant(when, zone)]);
-    rows.push([`${label} (your time)`, formatInstant(when)]);
-  }
+  rows.push(...runRows(message, zone));
   if (message.status === "sending" && message.lease?.expires_at) {
     rows.push(["Claim expires", formatInstant(message.lease.expires_at)]);
   }
@@ -189,6 +183,25 @@ export function scheduleWords(message) {
   if (message.schedule_text) return message.schedule_text;
   const zone = message.timezone ?? "UTC";
   return message.rrule ? `Repeating (${zone})` : `Once (${zone})`;
+}
+
+// When it runs, was due, or is being sent, in its zone and the viewer's. A paused message
+// runs nothing until it is resumed (which schedules it from then), so it shows no time; a
+// cancelled one shows "Last due" only for an occurrence that came before the cancel (its
+// `updated_at`), never one it was cancelled before reaching.
+function runRows(message, zone) {
+  if (message.status === "paused") return [["Paused", "nothing is sent until it is resumed"]];
+  const when = message.lease?.occurrence_at ?? message.next_run_at;
+  if (!when) return [];
+  const cancelledFirst = message.status === "cancelled"
+    && !(message.updated_at && new Date(when) <= new Date(message.updated_at));
+  if (cancelledFirst) return [];
+  const label = message.status === "sending" ? "Sending occurrence"
+    : ["pending", "recurring"].includes(message.status) ? "Next run" : "Last due";
+  return [
+    [`${label} (${zone})`, formatInstant(when, zone)],
+    [`${label} (your time)`, formatInstant(when)],
+  ];
 }
 
 function clip(text, limit = 280) {

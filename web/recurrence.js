@@ -80,7 +80,8 @@ export function mountRecurrence(container, opts = {}) {
     switch (mode()) {
       case "daily": return `FREQ=DAILY${at}`;
       case "weekdays": return `FREQ=WEEKLY;BYDAY=${WORKDAYS.join(",")}${at}`;
-      case "weekly": return `FREQ=WEEKLY;BYDAY=${weekdays().join(",")}${at}`;
+      // No day ticked: the start date's weekday (RFC 5545's default for a weekly rule).
+      case "weekly": return `FREQ=WEEKLY${weekdays().length ? `;BYDAY=${weekdays().join(",")}` : ""}${at}`;
       case "monthly": return `FREQ=MONTHLY;${ui.monthly.value}${at}`;
       case "yearly": {
         const [, mo, d] = date.split("-").map(Number);
@@ -158,12 +159,14 @@ export function mountRecurrence(container, opts = {}) {
 
   ui.root.addEventListener("input", changed);
   ui.root.addEventListener("change", changed);
-  // The weekday chosen by default on Weekly is the start date's.
-  ui.mode.addEventListener("change", () => {
+  // The weekday ticked by default on Weekly is the start date's, whichever is chosen first.
+  const tickStartDay = () => {
     if (mode() === "weekly" && !weekdays().length && ui.date.value) {
       ui.days[DAYS[weekdayIndex(ui.date.value)]].checked = true;
     }
-  });
+  };
+  ui.mode.addEventListener("change", tickStartDay);
+  ui.date.addEventListener("change", tickStartDay);
   choose(modes[0]);
   showWords(null);
   return {

@@ -331,7 +331,7 @@ function editor(host, stored, { saved, reload }) {
       item.append(
         labelled(label, date),
         out,
-        button("Remove date", () => {
+        button("Remove skip date", () => {
           state.skips.splice(position, 1);
           renderSkips();
           skips.querySelector("button.rot-add-skip").focus();

@@ -35,7 +35,7 @@ CHECKS = [*CONFORMS, unsupported_method, allow_header_conformance]
 BEYOND_THE_DOCUMENT = re.compile(
     r"^(timezone|send_at|expires_at|dtstart|exdates(\.\d+)?|rrule|working_days(\..+)?"
     r"|actions|category|cursor|opted_out|Idempotency-Key|skips\..*|teams_conversation|user"
-    r"|away\..*|members|from|to)$"
+    r"|away\..*|members|from|to|occurrence_at)$"
 )
 
 

@@ -40,10 +40,12 @@ def test_a_person_slack_will_not_dm_is_422_naming_user(api, db, slack):
     slack.set_user("U0GONE123", deactivated=True)
 
     bad = call(api, "POST", f"/messages/{mid}/test", {"user": "bob"})
+    empty = call(api, "POST", f"/messages/{mid}/test", {"user": ""})
     gone = call(api, "POST", f"/messages/{mid}/test", {"user": "U0GONE123"})
 
-    assert bad[0] == gone[0] == 422
+    assert bad[0] == empty[0] == gone[0] == 422
     assert [d["field"] for d in bad[1]["details"]] == ["user"]
+    assert [d["field"] for d in empty[1]["details"]] == ["user"]
     assert gone[1]["details"] == [{"field": "user", "message": "user_disabled"}]
     assert slack.posts() == []
 

@@ -3,9 +3,10 @@ the examples it seeds, read back through the `api` target the page uses."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from emulator.run_local import EXAMPLE_ROTATION, banner, examples, seed
+from emulator.run_local import EXAMPLE_ROTATION, banner, examples, local_data, seed
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 
@@ -54,3 +55,29 @@ def test_a_seeded_example_can_be_edited_and_its_rotation_previewed(api, db):
     assert (status, edited["text"], edited["version"]) == (200, "moved", 2)
     status, preview = call(api, "POST", f"/rotations/{EXAMPLE_ROTATION}/preview", {})
     assert status == 200, preview
+
+
+def test_seeding_again_keeps_what_an_earlier_run_changed(api, db):
+    seed(db, CHANNEL, T0)
+    status, _ = call(
+        api, "PUT", "/messages/example-weekly", {"text": "moved"}, headers={"If-Match": "1"}
+    )
+    assert status == 200
+
+    seed(db, CHANNEL, T0)  # the next `make run`, on the kept documents
+
+    status, kept = call(api, "GET", "/messages/example-weekly")
+    assert (status, kept["text"], kept["version"]) == (200, "moved", 2)
+    assert set(listed(api)) == set(examples(T0, CHANNEL))
+
+
+def test_reset_empties_the_kept_folder_and_only_when_asked(tmp_path: Path) -> None:
+    folder = str(tmp_path / ".run")
+    token = local_data({"LOCAL_DATA_DIR": folder}).admin_token()
+
+    assert local_data({"LOCAL_DATA_DIR": folder, "RESET": "0"}).admin_token() == token
+    assert local_data({"LOCAL_DATA_DIR": folder}).admin_token() == token
+    kept = local_data({"LOCAL_DATA_DIR": folder, "RESET": "1"})  # make run RESET=1
+
+    assert not kept.root.exists()
+    assert kept.admin_token() != token

@@ -81,6 +81,7 @@ def test_make_run_with_pubsub_delivers_the_examples_once_each(
         "FIRESTORE_EMULATOR_HOST": firestore_host,
         "PUBSUB_EMULATOR_HOST": pubsub_host,
         "LOCAL_TICK_SECONDS": "2",
+        "LOCAL_DATA_DIR": str(tmp_path / ".run"),  # not the developer's own .run/
     }
     ports = {name: free_port() for name in PORT_NAMES} | {"SLACK": slack_port}
     teams_port = ports["TEAMS"]
