@@ -124,3 +124,7 @@ def test_every_repeat_choice_fits_a_phone(open_page: Callable[..., Page]) -> Non
         widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         assert widths[0] <= widths[1] == 375, choice
     expect(page.get_by_label("Rule (RRULE)")).to_be_visible()
+    # Weekly starts on the start date's weekday (29 Jan 2027 is a Friday).
+    repeat.select_option("weekly")
+    expect(page.get_by_label("Friday")).to_be_checked()
+    expect(page.get_by_label("Monday")).not_to_be_checked()
