@@ -316,7 +316,7 @@ ROUTES: tuple[Route, ...] = (
         "Send the message to a person as a test",
         TestSent,
         body=TestSendBody,
-        errors=(400, 404, 409, 502),
+        errors=(400, 404, 409, 502, 503),
     ),
     Route(
         "POST",
