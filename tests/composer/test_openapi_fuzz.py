@@ -34,7 +34,8 @@ CHECKS = [*CONFORMS, unsupported_method, allow_header_conformance]
 # database the document cannot carry (docs/api.md, "What the document cannot say").
 BEYOND_THE_DOCUMENT = re.compile(
     r"^(timezone|send_at|expires_at|dtstart|exdates(\.\d+)?|rrule|working_days(\..+)?"
-    r"|actions|category|cursor|opted_out|Idempotency-Key|skips\..*|teams_conversation|user)$"
+    r"|actions|category|cursor|opted_out|Idempotency-Key|skips\..*|teams_conversation|user"
+    r"|occurrence_at)$"
 )
 
 
