@@ -451,6 +451,8 @@ class OccurrenceEdit(_Body):
     an instant the series yields) made a one-off of its own, with this `text` and `send_at`
     (by default the series' text and the occurrence's instant) (composer.occurrence)."""
 
+    model_config = ConfigDict(json_schema_extra=_rules(fields={"text": _TEXT}))
+
     occurrence_at: Instant
     text: str | None = None
     send_at: Instant | None = None

@@ -6,7 +6,8 @@ with a context line first, "Test — not a scheduled send", that also names the 
 buttons: they are left out of a test, since a click must answer a delivery and a test has
 none. Nothing else of a send happens: no ledger entry, no counters, no gates, no lease; the
 message document is only read. A Slack refusal is answered at once: a person Slack will not
-open a DM with is a 422 naming `user`, any other refusal a 502 naming Slack's code.
+open a DM with is a 422 naming `user`; a refusal for now (rate limited, Slack down) a 503
+with Slack's Retry-After; any other refusal a 502 naming Slack's code.
 
 A Microsoft Teams message is refused (422 naming `user`): a test is a Slack DM, and a Teams
 person's personal chat is only known once they have written to the bot."""
@@ -18,8 +19,8 @@ from typing import Any
 from composer.versions import read
 from core import logs
 from core.actions import Action
-from core.errors import Conflict, DocumentError, HttpError, ValidationFailed
-from core.models import Message
+from core.errors import Conflict, DocumentError, HttpError, Unavailable, ValidationFailed
+from core.models import USER_ID, Message
 from core.platform import SLACK, Outcome, PostResult
 from core.runtime import Runtime
 from core.store import MESSAGES
@@ -39,6 +40,10 @@ class SlackRefused(HttpError):
 
 
 def send_test(rt: Runtime, message_id: str, user: str) -> dict[str, Any]:
+    if not USER_ID.match(user):
+        raise ValidationFailed(
+            "user must be a Slack user id", [{"field": "user", "message": "not a Slack user id"}]
+        )
     message = _message(rt, message_id)
     try:
         rendered = to_slack(message.text, allow_broadcast=message.allow_broadcast)
@@ -75,6 +80,8 @@ def _refused(result: PostResult, user: str, what: str) -> HttpError:
     detail = f"Slack would not {what} {user}: {code}"
     if code in _NOT_THIS_PERSON:
         return ValidationFailed(detail, [{"field": "user", "message": code}])
+    if result.outcome is Outcome.RETRY_LATER:  # rate limited, Slack down: nothing was posted
+        return Unavailable(f"{detail}; try again", result.retry_after)
     return SlackRefused(detail, [{"field": "slack", "message": code}])
 
 

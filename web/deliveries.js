@@ -1,6 +1,7 @@
 // One message's delivery history: every ledger entry (GET /messages/{id}/deliveries), newest
 // occurrence first, with its status, attempt, lateness and reason.
 import { api } from "./api.js";
+import { failureWords } from "./names.js";
 import { showResponses } from "./responses.js";
 import { viewerZone } from "./time.js";
 import { el, formatInstant, notice } from "./ui.js";
@@ -27,7 +28,7 @@ export async function showDeliveries(container, message, cursor = null) {
     body = el("tbody", {});
     container.append(el("div", { class: "scroll" }, table(message, body)));
   }
-  body.append(...deliveries.map((entry) => row(entry, zoneOf(message))));
+  body.append(...deliveries.map((entry) => row(entry, message)));
   // After the deliveries' table, so that `tbody` above stays theirs.
   if (!cursor) await showResponses(container, message);
   if (next) {
@@ -55,20 +56,29 @@ function table(message, body) {
   );
 }
 
-function row(entry, zone) {
+function row(entry, message) {
+  const zone = zoneOf(message);
   const when = entry.occurrence_at;
   const cells = {
     Occurrence: [formatInstant(when, zone), el("br"), `yours: ${formatInstant(when)}`],
     Status: el("span", { class: `status status-${entry.status}` }, entry.status),
     Attempt: String(entry.attempts ?? "—"),
     Lateness: lateness(when, entry.sent_at),
-    Reason: entry.reason ?? entry.error?.message ?? "—",
+    Reason: entry.reason ?? helpText(entry.error, message) ?? "—",
   };
   return el(
     "tr",
     {},
     Object.entries(cells).map(([label, value]) => el("td", { "data-label": label }, value)),
   );
+}
+
+// A failed entry's error in the catalog's words when the API gives them (`error.help`).
+function helpText(error, message) {
+  if (!error) return null;
+  if (!error.help) return error.message ?? error.code;
+  const { title, action } = failureWords({ ...message, last_error: error });
+  return [title, action].filter(Boolean).join(". ");
 }
 
 // How long after its occurrence an entry was sent: "on time" within a minute.

@@ -3,13 +3,13 @@
 import { api } from "./api.js";
 import { renderMrkdwn } from "./mrkdwn.js";
 import { loadCategories } from "./people.js";
-import { isZone, viewerZone, wallClock, zonedIso } from "./time.js";
+import { namePicker } from "./pickers.js";
+import { mountRecurrence } from "./recurrence.js";
+import { viewerZone } from "./time.js";
+import { timezoneField } from "./timezones.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const PREVIEW_DELAY_MS = 400;
-const WALL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/;
-// "2027-01-04 12:30" (as typed) or "2027-01-04T12:30" to the API's local wall clock.
-const wall = (text) => text.replace(/^(\d{4}-\d{2}-\d{2})[ T]+/, "$1T");
 // The fields of the kind not chosen: an edit that switches kind removes them.
 const OTHER_KIND = {
   once: ["rrule", "dtstart", "exdates", "working_days", "on_non_working_day"],
@@ -21,25 +21,29 @@ const KEPT = ["exdates", "working_days", "on_non_working_day", "expires_at",
 // Where a message goes: each is its body field (exactly one is sent).
 const TEAMS_KINDS = { channel: "channel", groupChat: "group chat", personal: "personal chat" };
 const DESTINATIONS = ["channel", "user", "teams_conversation"];
-const ZONES = ["UTC", ...Intl.supportedValuesOf("timeZone").filter((zone) => zone !== "UTC")];
 
 // Builds the composer into `container`; `onSaved()` runs after each create or edit.
 // Answers `{ edit(record) }` to load a stored message into the form.
 export function mountMessageForm(container, onSaved) {
-  const ui = build();
+  const pickers = {
+    channel: namePicker({ id: "m-channel", name: "channel", label: "Channel", kind: "channels",
+      hint: "Type a channel's name, e.g. general (or its id, C0123ABCD)" }),
+    user: namePicker({ id: "m-user", name: "user", label: "Person", kind: "users",
+      hint: "Type a name (or a Slack user id, U0123ABCD): sent as a direct message from the bot" }),
+  };
+  const ui = build(pickers);
   const state = { record: null, key: null, keyFor: null, previewSeq: 0, timer: null };
   container.append(ui.root);
+  const schedule = mountRecurrence(ui.when, { prefix: "m" });
 
   const input = (name) => ui.form.elements[name];
   const value = (name) => input(name).value.trim();
-  const kind = () => (ui.form.querySelector('[name="kind"]:checked')?.value ?? "once");
+  const kind = () => schedule.kind();
   // Send to a channel, to a person (`user`: a direct message), or to a Microsoft Teams
   // conversation the app is installed in (`teams_conversation`).
   const to = () => (ui.form.querySelector('[name="to"]:checked')?.value ?? "channel");
 
   function showKind() {
-    ui.once.hidden = kind() !== "once";
-    ui.repeat.hidden = kind() !== "repeat";
     ui.toChannel.hidden = to() !== "channel";
     ui.toUser.hidden = to() !== "user";
     ui.toTeams.hidden = to() !== "teams_conversation";
@@ -82,24 +86,21 @@ export function mountMessageForm(container, onSaved) {
     select.value = id ?? "";
   }
 
+  // The destination field: a Teams conversation chosen in the channel list goes as one.
+  function destination() {
+    if (to() === "teams_conversation") return { teams_conversation: value("teams_conversation") };
+    const chosen = pickers[to()].value();
+    if (chosen?.platform === "teams") return { teams_conversation: chosen.id };
+    return { [to()]: chosen?.id ?? "" };
+  }
+
   // The form as a create body (the shape POST /preview takes too).
   function draft() {
     const zone = value("timezone") || "UTC";
-    const body = { [to()]: value(to()), text: input("text").value, timezone: zone };
+    const body = { ...destination(), text: input("text").value, timezone: zone };
     if (value("category")) body.category = value("category");
     body.allow_broadcast = input("allow_broadcast").checked;
-    if (kind() === "once") {
-      const local = wall(value("send_at"));
-      // A malformed time goes as typed, and with an unknown zone as if UTC: the API's 422
-      // then names the field that is wrong.
-      const utcGuess = `${local}:00Z`;
-      if (local && !WALL.test(local)) body.send_at = local;
-      else if (local) body.send_at = isZone(zone) ? zonedIso(local, zone) : utcGuess;
-    } else {
-      if (value("rrule")) body.rrule = value("rrule");
-      if (value("dtstart")) body.dtstart = wall(value("dtstart"));
-    }
-    return body;
+    return Object.assign(body, schedule.fields(zone));
   }
 
   // An edit names only what changed; switching kind removes the other kind's fields.
@@ -109,7 +110,7 @@ export function mountMessageForm(container, onSaved) {
       if (!same(name, record[name], wanted)) edit[name] = wanted;
     }
     for (const name of OTHER_KIND[kind()]) if (record[name] != null) edit[name] = null;
-    const others = DESTINATIONS.filter((name) => name !== to());
+    const others = DESTINATIONS.filter((name) => !(name in body));
     for (const name of [...others, "category"]) {
       if (record[name] != null && !(name in body)) edit[name] = null;
     }
@@ -125,8 +126,7 @@ export function mountMessageForm(container, onSaved) {
     const body = draft();
     const seq = ++state.previewSeq;
     if (!body.text.trim()) {
-      ui.rendered.replaceChildren();
-      ui.occurrences.replaceChildren();
+      clearPreview();
       notice(ui.previewStatus, "Type a message to see how Slack shows it.");
       return;
     }
@@ -137,19 +137,28 @@ export function mountMessageForm(container, onSaved) {
     const answer = await api("POST", "/preview?count=5", { body });
     if (seq !== state.previewSeq) return; // a newer preview is on its way
     if (answer.status !== 200) {
+      // An invalid draft shows no preview at all: an old one would describe another draft.
+      clearPreview();
       const details = answer.data?.details ?? [];
       const why = details.map((d) => `${d.field}: ${d.message}`).join("; ");
       notice(ui.previewStatus, `No preview yet: ${why || answer.data?.message || answer.status}`);
       return;
     }
     notice(ui.previewStatus, "");
-    ui.rendered.replaceChildren(renderMrkdwn(answer.data.text));
+    schedule.showWords(answer.data.schedule_text);
+    ui.rendered.replaceChildren(renderMrkdwn(answer.data.text, answer.data.names));
     const zone = body.timezone;
     ui.occurrences.replaceChildren(
       ...answer.data.occurrences.map((when) =>
         el("li", {}, formatInstant(when.utc, zone), el("br"), `yours: ${formatInstant(when.utc)}`),
       ),
     );
+  }
+
+  function clearPreview() {
+    ui.rendered.replaceChildren();
+    ui.occurrences.replaceChildren();
+    schedule.showWords(null);
   }
 
   async function save(event) {
@@ -218,8 +227,8 @@ export function mountMessageForm(container, onSaved) {
     ui.submit.textContent = "Save changes";
     ui.stop.hidden = false;
     const zone = record.timezone ?? "UTC";
-    input("channel").value = record.channel ?? "";
-    input("user").value = record.user ?? "";
+    pickers.channel.set(record.channel, record.names);
+    pickers.user.set(record.user, record.names);
     chooseTeams(record.teams_conversation);
     const recipient = DESTINATIONS.find((name) => record[name] != null) ?? "channel";
     ui.form.querySelector(`[name="to"][value="${recipient}"]`).checked = true;
@@ -227,12 +236,7 @@ export function mountMessageForm(container, onSaved) {
     input("text").value = record.text ?? "";
     input("timezone").value = zone;
     input("allow_broadcast").checked = Boolean(record.allow_broadcast);
-    const repeat = Boolean(record.rrule);
-    ui.form.querySelector(`[name="kind"][value="${repeat ? "repeat" : "once"}"]`).checked = true;
-    const local = (utc) => (isZone(zone) ? wallClock(utc, zone) : utc.slice(0, 16));
-    input("send_at").value = record.send_at ? local(record.send_at).replace("T", " ") : "";
-    input("rrule").value = record.rrule ?? "";
-    input("dtstart").value = (record.dtstart ?? "").replace("T", " ");
+    schedule.load(record, zone);
     showKind();
     preview();
     ui.heading.focus();
@@ -241,9 +245,12 @@ export function mountMessageForm(container, onSaved) {
   function reset() {
     state.record = null;
     ui.form.reset();
+    pickers.channel.clear();
+    pickers.user.clear();
     chooseCategory("");
     chooseTeams("");
     input("timezone").value = viewerZone();
+    schedule.load({}, viewerZone());
     ui.heading.textContent = "Schedule a message";
     ui.submit.textContent = "Schedule";
     ui.stop.hidden = true;
@@ -284,29 +291,15 @@ function conflictText(data) {
 }
 
 // The form's elements; every control has a <label>, hints are tied by aria-describedby.
-function build() {
-  const text = (id, name, attrs = {}) => el("input", { id, name, type: "text", ...attrs });
-  const radio = (value, label, checked, name = "kind") =>
+function build(pickers) {
+  const radio = (value, label, checked, name) =>
     el("span", { class: "choice" },
       el("input", { type: "radio", id: `m-${name}-${value}`, name, value, checked }),
       el("label", { for: `m-${name}-${value}` }, label));
-  const zones = el("datalist", { id: "m-zones" }, ZONES.map((zone) => el("option", { value: zone })));
-  const when = (id, name) => text(id, name, { placeholder: "2027-01-04 09:30", autocomplete: "off" });
-  const once = el("div", {},
-    field("Send at (in the timezone above)", when("m-send-at", "send_at"),
-      "Local date and time, YYYY-MM-DD HH:MM"));
-  const repeat = el("div", {},
-    field("Repeat rule (RRULE)", text("m-rrule", "rrule", { spellcheck: "false" }),
-      "e.g. FREQ=WEEKLY;BYDAY=MO,WE,FR;BYHOUR=9;BYMINUTE=0 (COUNT and UNTIL work too)"),
-    field("First occurrence from (local)", when("m-dtstart", "dtstart"),
-      "Local date and time the series starts from, YYYY-MM-DD HH:MM"));
+  const when = el("fieldset", { "data-field": "schedule" }, el("legend", {}, "When"));
   const heading = el("h2", { id: "m-form-heading", tabindex: "-1" }, "Schedule a message");
-  const toChannel = field("Channel",
-    text("m-channel", "channel", { autocomplete: "off", spellcheck: "false" }),
-    "Slack conversation id, e.g. C0123ABCD");
-  const toUser = field("Person",
-    text("m-user", "user", { autocomplete: "off", spellcheck: "false" }),
-    "Slack user id, e.g. U0123ABCD: sent as a direct message from the bot");
+  const toChannel = pickers.channel.root;
+  const toUser = pickers.user.root;
   const toTeams = field("Teams conversation",
     el("select", { id: "m-teams-conversation", name: "teams_conversation" },
       el("option", { value: "" }, "Loading…")),
@@ -326,14 +319,8 @@ function build() {
     field("Category", el("select", { id: "m-category", name: "category" },
       el("option", { value: "" }, "None")),
       "What kind of message this is; people can opt out of some categories (People section)"),
-    field("Timezone", text("m-timezone", "timezone", { list: "m-zones", autocomplete: "off" }),
-      "IANA name, e.g. Europe/Berlin; times below are wall-clock times there"),
-    zones,
-    el("fieldset", { "data-field": "schedule" },
-      el("legend", {}, "When"),
-      el("div", { role: "radiogroup", "aria-label": "Kind" },
-        radio("once", "Once", true), radio("repeat", "Repeating", false)),
-      once, repeat),
+    timezoneField("m-timezone").root,
+    when,
     el("div", { class: "field choice" },
       el("input", { id: "m-broadcast", name: "allow_broadcast", type: "checkbox" }),
       el("label", { for: "m-broadcast" }, "Allow @here, @channel and @everyone to notify")),
@@ -350,6 +337,6 @@ function build() {
     el("h4", {}, "Next occurrences"), occurrences);
   const root = el("div", { class: "composer" },
     el("div", {}, heading, status, form), aside);
-  return { root, form, heading, submit, stop, status, once, repeat, toChannel, toUser, toTeams,
+  return { root, form, heading, submit, stop, status, when, toChannel, toUser, toTeams,
     previewStatus, rendered, occurrences };
 }

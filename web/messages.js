@@ -2,7 +2,10 @@
 // message's state, next run in its own timezone and the viewer's, actions and history.
 import { api } from "./api.js";
 import { showDeliveries } from "./deliveries.js";
+import { renderMessage } from "./message_detail.js";
 import { mountMessageForm } from "./message_form.js";
+import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
+import { namePicker } from "./pickers.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const FILTERS = [
@@ -18,10 +21,30 @@ const FILTERS = [
 ];
 const EDITABLE = ["pending", "recurring", "paused", "failed"];
 const PAGE_SIZE = 20;
+const DETAIL = /^#\/messages\/([^/]+)$/;
+let mounted = null; // {detail, load}: the section's message detail and list, once mounted
+
+// #/messages/{id}: that message's detail above the list (the router may call this too).
+export async function showMessage(id) {
+  if (!mounted) return;
+  mounted.detail.hidden = false;
+  const shown = await renderMessage(mounted.detail, id, () => mounted.load());
+  if (shown) mounted.detail.querySelector("#md-heading")?.focus();
+}
+
+function followHash() {
+  const match = DETAIL.exec(location.hash);
+  if (match) showMessage(decodeURIComponent(match[1]));
+  else if (mounted) mounted.detail.hidden = true;
+}
 
 export function mountMessages(container) {
+  const detail = el("div", { class: "detail", hidden: true });
+  container.append(detail);
   const composer = mountMessageForm(container, () => load());
-  const filters = filterForm();
+  const channelFilter = namePicker({ id: "f-channel", name: "channel", label: "Channel",
+    kind: "channels", hint: "A channel's name (or id); empty: every channel" });
+  const filters = filterForm(channelFilter.root);
   const summary = el("p", { role: "status", class: "hint" });
   const list = el("ul", { class: "messages", "aria-label": "Messages" });
   const more = el("button", { type: "button", hidden: true }, "More messages");
@@ -36,7 +59,7 @@ export function mountMessages(container) {
     clearProblems(filters);
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     const status = filters.elements.status.value;
-    const channel = filters.elements.channel.value.trim();
+    const channel = channelFilter.value()?.id ?? "";
     if (status) query.set("status", status);
     if (channel) query.set("channel", channel);
     if (next) query.set("cursor", next);
@@ -82,10 +105,12 @@ export function mountMessages(container) {
       if (open) showDeliveries(history, message);
     });
     actions.push(toggle);
+    actions.push(el("a", { href: `#/messages/${encodeURIComponent(message.id)}` },
+      "Details and actions"));
     return el("li", { class: "message", "data-id": message.id },
       el("h3", {}, el("span", { class: `status status-${message.status}` }, message.status), " ",
-        message.channel ?? message.user ?? "—"),
-      el("p", { class: "text" }, clip(message.text ?? "")),
+        nameNode(destinationOf(message), message.names)),
+      el("p", { class: "text" }, clip(withNames(message.text ?? "", message.names))),
       el("dl", {}, facts(message)),
       status,
       el("div", { class: "actions" }, actions),
@@ -115,16 +140,17 @@ export function mountMessages(container) {
     load();
   });
   more.addEventListener("click", () => load(cursor));
+  mounted = { detail, load: () => load() };
+  window.addEventListener("hashchange", followHash);
+  followHash();
   load();
 }
 
-function filterForm() {
+function filterForm(channel) {
   return el("form", { class: "filters", "aria-label": "Filter messages" },
     field("Status", el("select", { id: "f-status", name: "status" },
       FILTERS.map(([value, label]) => el("option", { value }, label)))),
-    field("Channel", el("input", {
-      id: "f-channel", name: "channel", type: "text", placeholder: "C0123ABCD", autocomplete: "off",
-    })),
+    channel,
     el("div", { class: "form-problems", hidden: true }),
     el("button", { type: "submit" }, "Show"));
 }
@@ -133,15 +159,15 @@ function filterForm() {
 // flight, what failed and why.
 function facts(message) {
   const zone = message.timezone ?? "UTC";
-  const rows = [
-    ["Schedule", message.rrule ? `${message.rrule} from ${message.dtstart} (${zone})` : `once (${zone})`],
-  ];
+  const rows = [["Schedule", scheduleWords(message)]];
   rows.push(...runRows(message, zone));
   if (message.status === "sending" && message.lease?.expires_at) {
     rows.push(["Claim expires", formatInstant(message.lease.expires_at)]);
   }
-  if (message.last_error) {
-    rows.push(["Reason", `${message.last_error.code}: ${message.last_error.message ?? ""}`]);
+  const failure = failureWords(message);
+  if (failure) {
+    const detail = failure.detail ? `(${failure.detail})` : "";
+    rows.push(["Reason", [`${failure.title}.`, failure.action, detail].filter(Boolean).join(" ")]);
   }
   if (message.sent_count) {
     rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
@@ -150,6 +176,13 @@ function facts(message) {
     el("dt", {}, term),
     el("dd", { class: term === "Reason" ? "reason" : null }, value),
   ]);
+}
+
+// The schedule in words (the API's schedule_text), never RRULE syntax.
+export function scheduleWords(message) {
+  if (message.schedule_text) return message.schedule_text;
+  const zone = message.timezone ?? "UTC";
+  return message.rrule ? `Repeating (${zone})` : `Once (${zone})`;
 }
 
 // When it runs, was due, or is being sent, in its zone and the viewer's. A paused message

@@ -1,6 +1,7 @@
 // Slack mrkdwn (as POST /preview returns it) as DOM nodes, the way Slack shows it: *bold*,
 // _italics_, ~strike~, `code`, ``` blocks ```, > quotes, <url|links>, <@user> and <#channel>
-// mentions. Everything is built from text nodes: the source never becomes HTML.
+// mentions (shown by name when `names`, the answer's id → "#name"/"@Name" map, knows the id,
+// as Slack shows them). Everything is built from text nodes: the source never becomes HTML.
 import { el } from "./ui.js";
 
 const FENCE = /```([\s\S]*?)```/g;
@@ -15,19 +16,19 @@ export function unescape(text) {
   return text.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
 }
 
-export function renderMrkdwn(text) {
+export function renderMrkdwn(text, names = {}) {
   const nodes = [];
   let last = 0;
   for (const match of text.matchAll(FENCE)) {
-    nodes.push(...lines(text.slice(last, match.index)));
+    nodes.push(...lines(text.slice(last, match.index), names));
     nodes.push(el("pre", {}, el("code", {}, unescape(match[1].replace(/^\n|\n$/g, "")))));
     last = match.index + match[0].length;
   }
-  nodes.push(...lines(text.slice(last)));
+  nodes.push(...lines(text.slice(last), names));
   return el("div", { class: "slack" }, nodes);
 }
 
-function lines(text) {
+function lines(text, names) {
   const nodes = [];
   let quote = null;
   if (!text.trim()) return nodes;
@@ -35,39 +36,40 @@ function lines(text) {
     const quoted = /^(>|&gt;) ?(.*)$/.exec(line);
     if (quoted) {
       quote ??= el("blockquote", {});
-      quote.append(el("div", { class: "line" }, inline(quoted[2])));
+      quote.append(el("div", { class: "line" }, inline(quoted[2], names)));
       continue;
     }
     if (quote) nodes.push(quote);
     quote = null;
-    nodes.push(el("div", { class: "line" }, inline(line)));
+    nodes.push(el("div", { class: "line" }, inline(line, names)));
   }
   if (quote) nodes.push(quote);
   return nodes;
 }
 
-function inline(text) {
+function inline(text, names) {
   const nodes = [];
   let last = 0;
   for (const match of text.matchAll(INLINE)) {
     nodes.push(unescape(text.slice(last, match.index)));
     const [, entity, code, bold, italic, strike] = match;
-    if (entity !== undefined) nodes.push(renderEntity(entity));
+    if (entity !== undefined) nodes.push(renderEntity(entity, names ?? {}));
     else if (code !== undefined) nodes.push(el("code", {}, unescape(code)));
-    else if (bold !== undefined) nodes.push(el("strong", {}, inline(bold)));
-    else if (italic !== undefined) nodes.push(el("em", {}, inline(italic)));
-    else nodes.push(el("s", {}, inline(strike)));
+    else if (bold !== undefined) nodes.push(el("strong", {}, inline(bold, names)));
+    else if (italic !== undefined) nodes.push(el("em", {}, inline(italic, names)));
+    else nodes.push(el("s", {}, inline(strike, names)));
     last = match.index + match[0].length;
   }
   nodes.push(unescape(text.slice(last)));
   return nodes.filter((node) => node !== "");
 }
 
-function renderEntity(entity) {
+function renderEntity(entity, names) {
   const [target, label] = splitOnce(entity, "|");
   const shown = label === undefined ? undefined : unescape(label);
-  if (target.startsWith("@")) return mention(`@${shown ?? target.slice(1)}`);
-  if (target.startsWith("#")) return mention(`#${shown ?? target.slice(1)}`);
+  const named = Object.hasOwn(names, target.slice(1)) ? names[target.slice(1)] : undefined;
+  if (target.startsWith("@")) return mention(named ?? `@${shown ?? target.slice(1)}`, target.slice(1));
+  if (target.startsWith("#")) return mention(named ?? `#${shown ?? target.slice(1)}`, target.slice(1));
   if (target.startsWith("!")) {
     // <!here>, <!channel>, <!everyone> (only when broadcasts are allowed), <!subteam^ID|@x>,
     // <!date^…|fallback>: shown as Slack shows them.
@@ -79,8 +81,9 @@ function renderEntity(entity) {
   return el("a", { href: url, rel: "noopener noreferrer", target: "_blank" }, shown ?? url);
 }
 
-function mention(text) {
-  return el("span", { class: "mention" }, text);
+// A mention; an id's stays one hover away (its title).
+function mention(text, id) {
+  return el("span", { class: "mention", title: id && !text.endsWith(id) ? id : null }, text);
 }
 
 function splitOnce(text, separator) {

@@ -12,7 +12,8 @@ export function formatInstant(utc, zone) {
     const date = new Intl.DateTimeFormat(undefined, options).format(new Date(utc));
     return `${date} ${zoneName(utc, options.timeZone)}`;
   } catch {
-    return utc; // an unknown zone: the instant as the API gave it
+    // An unknown zone (a stored one that does not exist): the instant in UTC, still in words.
+    return zone && zone !== "UTC" ? formatInstant(utc, "UTC") : utc;
   }
 }
 

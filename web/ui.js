@@ -94,3 +94,10 @@ export function field(label, control, hint) {
   }
   return el("div", { class: "field" }, parts);
 }
+
+// A stylesheet of web/ linked once (a module's own styles, beside app.css; CSP: 'self').
+export function linkStyles(file) {
+  if (document.querySelector(`link[data-styles="${CSS.escape(file)}"]`)) return;
+  const href = new URL(`static/${file}`, document.baseURI).href;
+  document.head.append(el("link", { rel: "stylesheet", href, "data-styles": file }));
+}

@@ -14,6 +14,7 @@ from typing import Any
 
 from composer.send_now import pin_now
 from core.models import message_delivery_id
+from emulator.slack_users import dm_id
 from messages.kind import MESSAGE_KIND
 from processor.kind_pass import run_kind
 from tests.fixtures.api import call
@@ -159,3 +160,14 @@ def test_a_pass_at_the_same_time_never_posts_twice(api_app, api, settings, db, s
         assert answers[mid]["status"] in ("sent", "sending")
         entry = ledger(db)[message_delivery_id(mid, TOMORROW)]
         assert entry["status"] == "sent"
+
+
+def test_a_message_to_a_person_is_sent_now_to_their_dm(api, db, slack):
+    mid = seed_message(db, channel=None, user="U0ANA1234", send_at=T0 + DAY, next_run_at=T0 + DAY)
+
+    status, answer = call(api, "POST", f"/messages/{mid}/send-now")
+
+    assert (status, answer["status"]) == (200, "sent"), answer
+    (post,) = slack.posts()
+    assert post.channel == dm_id("U0ANA1234")
+    assert post.delivery_id == message_delivery_id(mid, T0 + DAY)

@@ -9,6 +9,7 @@ from emulator.slack_users import dm_id
 from tests.fixtures.api import call
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
+from tests.fixtures.runtime import ADMIN_TOKEN
 
 TESTER = "U0TESTER1"
 BUTTONS = [{"id": "ack", "label": "Acknowledge"}, {"id": "later", "label": "Later"}]
@@ -50,16 +51,25 @@ def test_a_person_slack_will_not_dm_is_422_naming_user(api, db, slack):
     assert slack.posts() == []
 
 
-def test_a_post_slack_refuses_is_502_naming_its_code(api, db, slack):
+def test_a_post_slack_refuses_is_502_naming_its_code_and_503_when_only_for_now(api, db, slack):
     mid = seed_message(db)
+    slack.inject(Fault(kind="error", code="msg_blocks_too_long", times=1))
     slack.inject(Fault(kind="rate_limit", retry_after=30, times=1))
 
-    status, answer = call(api, "POST", f"/messages/{mid}/test", {"user": TESTER})
+    refused = call(api, "POST", f"/messages/{mid}/test", {"user": TESTER})
+    response = api.open(
+        f"/messages/{mid}/test",
+        method="POST",
+        json={"user": TESTER},
+        headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+    )
 
-    assert status == 502
-    assert answer["error"] == "slack_refused"
-    assert answer["details"] == [{"field": "slack", "message": "ratelimited"}]
+    assert refused[0] == 502
+    assert refused[1]["error"] == "slack_refused"
+    assert refused[1]["details"] == [{"field": "slack", "message": "msg_blocks_too_long"}]
+    assert (response.status_code, response.headers["Retry-After"]) == (503, "30")
     assert ledger(db) == {}
+    assert slack.posts() == []
 
 
 def test_a_teams_message_is_not_tested_and_says_why(api, db, slack):

@@ -16,11 +16,13 @@ from playwright.sync_api import Page, expect
 from core.documents.categories import CategoryField
 from core.store import CATEGORIES
 from emulator.run_local import EXAMPLE_ROTATION, seed
+from emulator.slack_standin import SlackStandIn
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.tick import answer, at, bearer, tick
 from tests.web.axe import describe, violations
 from tests.web.conftest import Watched
+from tests.web.form import fill_when
 
 WIDTHS = ({"width": 1280, "height": 900}, {"width": 375, "height": 800})
 CHANNEL = "C0123ABCD"
@@ -53,12 +55,38 @@ def messages_list(page: Page) -> None:
 
 
 def message_form(page: Page) -> None:
-    """A draft with its preview (the "How Slack shows it" box)."""
+    """A weekly draft with its preview (the "How Slack shows it" box, the words), and the
+    person picker's suggestions open."""
     page.get_by_label("Channel", exact=True).first.fill(CHANNEL)
     page.get_by_label("Message", exact=True).fill("*Retro* on Friday: <https://example.com|notes>")
     page.get_by_label("Timezone", exact=True).fill("Europe/Berlin")
-    page.get_by_label("Send at (in the timezone above)").fill("2027-01-04 12:30")
+    fill_when(page, "2027-01-04 12:30", repeat="Weekly, on chosen days")
     expect(page.locator("aside.preview .slack em").first).to_have_text("Retro")
+    expect(page.locator("#m-words")).to_be_visible()
+    page.get_by_label("A person").check()
+    page.get_by_role("combobox", name="Person").fill("ana")
+    page.get_by_role("combobox", name="Person").press("ArrowDown")
+    expect(page.get_by_role("option", name="@Ana García")).to_be_visible()
+
+
+def message_detail(page: Page) -> None:
+    """A message's own view, with the people picker of "Send a test to me" open."""
+    messages_list(page)
+    page.locator('li.message[data-id="example-weekly"]').get_by_role(
+        "link", name="Details and actions"
+    ).click()
+    page.get_by_role("button", name="Send a test to me").click()
+    expect(page.get_by_role("combobox", name="Send the test to")).to_be_visible()
+
+
+def occurrence_edit(page: Page) -> None:
+    """A message's own view, editing only its next occurrence."""
+    messages_list(page)
+    page.locator('li.message[data-id="example-weekly"]').get_by_role(
+        "link", name="Details and actions"
+    ).click()
+    page.get_by_role("button", name="Edit only this occurrence").click()
+    expect(page.get_by_label("Text of this occurrence")).to_be_visible()
 
 
 def message_history(page: Page) -> None:
@@ -102,14 +130,15 @@ def people_list(page: Page) -> None:
     expect(section.locator("li").first.or_(section.get_by_text("Nobody matches"))).to_be_visible()
 
 
-# The lead adds the views still being built: a message's own view
-# (`#/messages/{id}`).
+# Every view is a row here: how to reach it and what shows it is ready.
 VIEWS = [
     View("sign-in", sign_in_form, sign_in=False),
     View("sign-in refused", sign_in_refused, sign_in=False),
     View("messages list", messages_list),
     View("message form", message_form),
     View("message history", message_history),
+    View("message detail", message_detail),
+    View("occurrence edit", occurrence_edit),
     View("rotations", rotations_list),
     View("rotation detail", rotation_detail),
     View("people", people),
@@ -119,9 +148,10 @@ VIEWS = [
 
 
 @pytest.fixture
-def workspace(db: firestore.Client, tick_app: Any, api: Any) -> None:
+def workspace(db: firestore.Client, tick_app: Any, api: Any, slack: SlackStandIn) -> None:
     """`make run`'s examples after a pass (sent, failed, waiting, a rotation's turn), a skip
-    date on the rotation, and a category for the People view."""
+    date on the rotation, a category for the People view, and the Slack workspace's names."""
+    slack.seed_workspace()
     seed(db, CHANNEL, T0)
     skip = {"skips": {"2027-01-06": ["U0DEMOANA"]}}
     status, _ = call(api, "PUT", f"/rotations/{EXAMPLE_ROTATION}", skip, headers={"If-Match": "1"})

@@ -21,6 +21,7 @@ from tests.fixtures.messages import ONE_OFF, message
 from tests.fixtures.runtime import ADMIN_TOKEN
 from tests.fixtures.tick import answer, at, bearer, tick
 from tests.web.conftest import Watched, screenshot
+from tests.web.form import fill_when
 
 XSS = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>"]
 # T0 is 10:00 in Berlin; 12:30 Berlin is 06:30 for the New York viewer.
@@ -31,7 +32,7 @@ def compose(page: Page, text: str, *, channel: str = "C0123ABCD", zone: str = "E
     page.get_by_label("Channel", exact=True).first.fill(channel)
     page.get_by_label("Message", exact=True).fill(text)
     page.get_by_label("Timezone", exact=True).fill(zone)
-    page.get_by_label("Send at (in the timezone above)").fill(SEND_LOCAL)
+    fill_when(page, SEND_LOCAL)
 
 
 def listed(page: Page, text: str) -> Locator:
@@ -71,13 +72,17 @@ def test_create_shows_the_preview_then_the_message_in_the_list(
     ]
 
 
-def test_a_recurring_message_previews_its_next_five_occurrences(page: Page) -> None:
+def test_a_recurring_message_previews_its_next_five_occurrences(
+    page: Page, db: firestore.Client
+) -> None:
     page.get_by_label("Channel", exact=True).first.fill("C0123ABCD")
     page.get_by_label("Message", exact=True).fill("Stand-up")
     page.get_by_label("Timezone", exact=True).fill("Europe/Berlin")
-    page.get_by_label("Repeating").check()
-    page.get_by_label("Repeat rule (RRULE)").fill("FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=30")
-    page.get_by_label("First occurrence from (local)").fill("2027-01-01 09:30")
+    page.get_by_label("Repeat", exact=True).select_option(label="Weekly, on chosen days")
+    page.get_by_label("Monday").check()
+    page.get_by_label("Wednesday").check()
+    page.get_by_label("Date", exact=True).fill("2027-01-01")
+    page.get_by_label("Time", exact=True).fill("09:30")
     occurrences = page.locator("aside.preview ol li")
     expect(occurrences).to_have_count(5)
     # T0 is Monday 10:00 Berlin: the first is Wednesday 09:30 there, 03:30 in New York.
@@ -86,6 +91,11 @@ def test_a_recurring_message_previews_its_next_five_occurrences(page: Page) -> N
     expect(occurrences.nth(1)).to_contain_text("11 Jan 2027, 09:30 CET")
     page.get_by_role("button", name="Schedule").click()
     expect(listed(page, "Stand-up").locator(".status")).to_have_text("recurring")
+    [doc] = db.collection(MESSAGES).get()
+    assert (doc.get("rrule"), doc.get("dtstart")) == (
+        "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=30",
+        "2027-01-01T09:30",
+    )
 
 
 def test_tick_then_the_list_shows_sent_with_its_history(
@@ -147,10 +157,10 @@ def test_an_edit_turns_a_one_off_into_a_series_in_place(
     page.get_by_role("button", name="Show").click()
     listed(page, ONE_OFF["text"]).get_by_role("button", name="Edit").click()
     # The stored one-off, in its own zone (UTC), as a local wall clock.
-    expect(page.get_by_label("Send at (in the timezone above)")).to_have_value("2027-01-04 12:00")
-    page.get_by_label("Repeating").check()
-    page.get_by_label("Repeat rule (RRULE)").fill("FREQ=DAILY;BYHOUR=9;BYMINUTE=0")
-    page.get_by_label("First occurrence from (local)").fill("2027-01-05 09:00")
+    expect(page.get_by_label("Repeat", exact=True)).to_have_value("once")
+    expect(page.get_by_label("Date", exact=True)).to_have_value("2027-01-04")
+    expect(page.get_by_label("Time", exact=True)).to_have_value("12:00")
+    fill_when(page, "2027-01-05 09:00", repeat="Every day")
     expect(page.locator("aside.preview ol li")).to_have_count(5)
     page.get_by_role("button", name="Save changes").click()
     expect(page.get_by_role("status").filter(has_text="Saved: message")).to_be_visible()
@@ -241,7 +251,11 @@ def test_the_list_shows_failures_with_their_reason_filters_and_pages(
     page.get_by_label("Status").select_option(label="Failed")
     page.get_by_role("button", name="Show").click()
     expect(page.locator("li.message")).to_have_count(1)
-    expect(listed(page, "Lost cause")).to_contain_text("channel_not_found: no such channel")
+    # In the error catalog's words, with what the failure said.
+    expect(listed(page, "Lost cause").locator(".reason")).to_have_text(
+        "The channel was not found. Check C0999ZZZZ still exists; a private channel needs"
+        " /invite @Scheduler in it. Then pick the channel again or Retry. (no such channel)"
+    )
     page.get_by_label("Status").select_option(label="All messages")
     page.get_by_label("Channel", exact=True).last.fill("C0999ZZZZ")
     page.get_by_role("button", name="Show").click()
@@ -289,8 +303,11 @@ def test_a_keyboard_only_create(open_page: Callable[..., Page], db: firestore.Cl
     page.keyboard.type("Typed without a mouse")
     tab_to(page, "m-timezone")
     page.keyboard.type("Europe/Berlin")
-    tab_to(page, "m-send-at")
-    page.keyboard.type("2027-01-04 12:30")
+    tab_to(page, "m-date")
+    # In the order the field shows it: this Chromium has only its en-US interface language.
+    page.keyboard.type("01042027")
+    tab_to(page, "m-time")
+    page.keyboard.type("1230PM")
     tab_to(page, "m-channel", limit=60)  # round again: Enter in a text field submits
     page.keyboard.press("Enter")
     row = listed(page, "Typed without a mouse")
@@ -328,7 +345,8 @@ def test_the_make_run_examples_list_after_a_pass(
     expect(page.locator("li.message")).to_have_count(len(seeded))
     bad = page.locator('li.message[data-id="example-bad-timezone"]')
     expect(bad.locator(".status")).to_have_text("failed")
-    expect(bad.locator(".reason")).to_contain_text("invalid_timezone")
+    expect(bad.locator(".reason")).to_contain_text("The timezone is not valid.")
+    expect(bad.locator(".reason")).to_contain_text("unknown IANA timezone 'Mars/Olympus_Mons'")
     expect(page.locator('li.message[data-id="example-welcome"] .status')).to_have_text("sent")
     bad.get_by_role("button", name="Edit").click()
     expect(page.get_by_label("Timezone", exact=True)).to_have_value("Mars/Olympus_Mons")

@@ -15,6 +15,7 @@ from core.documents.preferences import PreferenceField
 from core.store import CATEGORIES, MESSAGES, PREFERENCES
 from tests.fixtures.rotations import CAROL
 from tests.web.conftest import Watched, screenshot
+from tests.web.form import fill_when
 from tests.web.workspace import name_workspace
 
 PHONE = {"width": 375, "height": 800}
@@ -104,7 +105,7 @@ def test_a_message_to_a_person_with_a_category_is_stored_with_user_and_category(
     page.get_by_label("Category").select_option(label="Nudges")
     page.get_by_label("Message", exact=True).fill("Your expense report is due")
     page.get_by_label("Timezone", exact=True).fill("Europe/Berlin")
-    page.get_by_label("Send at (in the timezone above)").fill("2027-01-04 12:30")
+    fill_when(page, "2027-01-04 12:30")
     page.get_by_role("button", name="Schedule").click()
 
     expect(page.get_by_role("status").filter(has_text="Scheduled: message")).to_be_visible()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from tests.web.form import fill_when
+
 SOURCE = """**Deploy** _today_ ~~tomorrow~~, see [the plan](https://example.com/plan?a=1&b=2)
 Ask <@U024BE7LH> in <#C0123ABCD>, @here; keep `x < y && z`
 
@@ -23,7 +25,7 @@ if a < b:
 def test_the_preview_renders_slack_mrkdwn_as_slack_shows_it(page: Page) -> None:
     page.get_by_label("Channel", exact=True).first.fill("C0123ABCD")
     page.get_by_label("Timezone", exact=True).fill("UTC")
-    page.get_by_label("Send at (in the timezone above)").fill("2027-01-04 10:00")
+    fill_when(page, "2027-01-04 10:00")
     page.get_by_label("Message", exact=True).fill(SOURCE)
     slack = page.locator("aside.preview .slack")
     expect(slack.locator("strong").first).to_have_text("Deploy")

@@ -15,8 +15,10 @@ from core.documents.teams_conversations import (
     record_install,
     record_removal,
 )
+from core.store import MESSAGES
 from tests.fixtures.clock import T0
 from tests.web.conftest import Watched
+from tests.web.form import fill_when
 
 XSS_NAME = "Ops <img src=x onerror=alert(1)>"
 
@@ -55,3 +57,25 @@ def test_the_form_offers_the_installed_teams_conversations_by_name(
     expect(choice).to_have_value("19:standups@thread.tacv2")
     assert watched[id(page)].dialogs == []
     assert watched[id(page)].errors == []
+
+
+def test_a_teams_conversation_picked_in_the_channel_list_is_stored_as_one(
+    open_page: Callable[..., Page], db: firestore.Client
+) -> None:
+    install(db, "19:standups@thread.tacv2", "Platform / standups", ConversationType.CHANNEL)
+    page = open_page()
+    channel = page.get_by_role("combobox", name="Channel", exact=True).first
+    channel.fill("standups")
+    page.get_by_role("option", name="Platform / standups (Microsoft Teams)").click()
+    expect(channel).to_have_value("Platform / standups")
+    page.get_by_label("Message", exact=True).fill("Stand-up notes")
+    fill_when(page, "2027-01-04 12:30")
+    page.get_by_role("button", name="Schedule").click()
+    row = page.locator("li.message").filter(has_text="Stand-up notes")
+    expect(row.locator("h3")).to_contain_text("Platform / standups")
+    [doc] = db.collection(MESSAGES).get()
+    stored = doc.to_dict() or {}
+    assert (stored.get("teams_conversation"), "channel" in stored) == (
+        "19:standups@thread.tacv2",
+        False,
+    )
