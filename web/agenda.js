@@ -5,6 +5,7 @@
 // zone. The search box is the API's `q` (text, channel, person), debounced. The range and the
 // search are kept in the URL (#/agenda?from=&to=&q=), so a reload shows the same agenda.
 import { api } from "./api.js";
+import { nameOf, withNames } from "./names.js";
 import { viewerZone, zonedIso } from "./time.js";
 import { clearProblems, el, field, notice, showProblems } from "./ui.js";
 
@@ -159,23 +160,13 @@ function byDay(items) {
   return [...groups.values()];
 }
 
-function nameOf(names, id) {
-  return (id && names?.[id]) || id || "";
-}
-
-// Mentions in a text (<@U…>, <#C…|label>) as the names Slack shows for them.
-function withNames(text, names) {
-  return text.replace(/<([@#])([A-Z0-9]+)(?:\|([^<>]*))?>/g, (whole, sigil, id, label) =>
-    names[id] ?? `${sigil}${label || id}`);
-}
-
 function item(entry) {
   const names = entry.names ?? {};
-  const where = nameOf(names, entry.channel ?? entry.user ?? entry.teams_conversation);
+  const where = nameOf(entry.channel ?? entry.user ?? entry.teams_conversation, names);
   const rotation = entry.kind === "rotation";
   const href = `#/${rotation ? "rotations" : "messages"}/${encodeURIComponent(entry.id)}`;
   const label = rotation
-    ? `Turn of ${entry.member ? nameOf(names, entry.member) : "nobody (everyone is out)"} in ${where}`
+    ? `Turn of ${entry.member ? nameOf(entry.member, names) : "nobody (everyone is out)"} in ${where}`
     : `Message to ${where}`;
   const mine = new Intl.DateTimeFormat(undefined, { timeZone: viewerZone(), timeStyle: "short" });
   return el("li", { class: `agenda-item agenda-${entry.kind}`, "data-id": entry.id },

@@ -3,22 +3,21 @@
 //   #/agenda, #/messages, #/messages/{id}, #/rotations, #/rotations/{id}, #/people
 import { forget, signIn } from "./signin.js";
 import { mountAgenda } from "./agenda.js";
-import * as messages from "./messages.js";
-import { showMessageFallback } from "./message_link.js";
+import { mountMessages } from "./messages.js";
 import { mountPeople } from "./people.js";
 import { mountRotations } from "./rotations.js";
 
 const SECTIONS = {
   agenda: mountAgenda,
-  messages: messages.mountMessages,
+  messages: mountMessages,
   rotations: mountRotations,
   people: mountPeople,
 };
-// What a visit to a section's URL shows: a record's own view (#/<section>/<id>; a `null` id:
-// the section alone), or the agenda's range and search (#/agenda?from=&to=&q=).
+// What a visit to a section's URL shows: a rotation's own view (#/rotations/<id>; a `null`
+// id: the list alone), or the agenda's range and search (#/agenda?from=&to=&q=). Messages
+// follow #/messages/<id> themselves (messages.js's showMessage).
 const DETAILS = {
   agenda: (view) => view.show(),
-  messages: (_view, id) => id && (messages.showMessage ?? showMessageFallback)(id),
   rotations: (view, id) => view.show(id),
 };
 const mounted = new Map();

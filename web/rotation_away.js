@@ -2,7 +2,7 @@
 // the rotation's timezone), skipped on those days exactly as a skip date skips them. Edited
 // in the rotation form beside the single skip dates; saved with it (`away` in PUT/POST).
 import { el, field } from "./ui.js";
-import { nameOf } from "./rotation_up.js";
+import { nameOf } from "./names.js";
 
 let serial = 0;
 
@@ -16,7 +16,7 @@ export function awayEditor(state, names) {
     const stem = `rot-away-${++serial}`;
     const member = el("select", { id: `${stem}-m`, "data-field": `away.${position}.member` },
       el("option", { value: "" }, "Choose a member"),
-      state.members.filter((m) => m.id).map((m) => el("option", { value: m.id }, nameOf(names, m.id))));
+      state.members.filter((m) => m.id).map((m) => el("option", { value: m.id }, nameOf(m.id, names))));
     member.value = period.member;
     const from = el("input", { type: "date", id: `${stem}-f`, "data-field": `away.${position}.from` });
     const to = el("input", { type: "date", id: `${stem}-t`, "data-field": `away.${position}.to` });

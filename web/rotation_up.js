@@ -2,15 +2,12 @@
 // timezone and the viewer's, and swapping two members' next turns
 // (POST /rotations/{id}/swap with If-Match). Members are shown by name (the answer's `names`).
 import { api } from "./api.js";
+import { nameOf } from "./names.js";
 import { viewerZone } from "./time.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
 const STALE = "Someone changed this rotation since you opened it; reload to see who is up now.";
 const BUSY = "A turn of this rotation is being posted right now; try again in a moment.";
-
-export function nameOf(names, id) {
-  return (id && names?.[id]) || id || "";
-}
 
 // "5 Jan 2027, 09:30 CET (yours: 5 Jan 2027, 03:30 EST)": the team's time, then the viewer's.
 export function bothZones(at, zone) {
@@ -33,9 +30,9 @@ export function upLine(rotation) {
     return rotation.next_run_at ? `next turn ${bothZones(rotation.next_run_at, rotation.timezone)}` : "no turn ahead";
   }
   const parts = [];
-  if (up.today) parts.push(`up today: ${nameOf(rotation.names, up.today.member) || "nobody"}`);
+  if (up.today) parts.push(`up today: ${nameOf(up.today.member, rotation.names) || "nobody"}`);
   parts.push(up.next
-    ? `up next: ${nameOf(rotation.names, up.next.member) || "nobody"}, ${bothZones(up.next.at, rotation.timezone)}`
+    ? `up next: ${nameOf(up.next.member, rotation.names) || "nobody"}, ${bothZones(up.next.at, rotation.timezone)}`
     : "no turn ahead");
   return parts.join(" · ");
 }
@@ -47,10 +44,10 @@ export function upPanel(rotation, { changed, reload }) {
   const up = rotation.up ?? {};
   const facts = el("dl", { class: "rot-up-facts" },
     el("dt", {}, "Up today"),
-    el("dd", { class: "rot-up-today" }, up.today ? `${nameOf(names, up.today.member) || "nobody (everyone is out)"}, ${dayWords(up.today.date)}` : "no turn today"),
+    el("dd", { class: "rot-up-today" }, up.today ? `${nameOf(up.today.member, names) || "nobody (everyone is out)"}, ${dayWords(up.today.date)}` : "no turn today"),
     el("dt", {}, "Up next"),
     el("dd", { class: "rot-up-next" }, up.next
-      ? `${nameOf(names, up.next.member)}, ${bothZones(up.next.at, rotation.timezone)}`
+      ? `${nameOf(up.next.member, names)}, ${bothZones(up.next.at, rotation.timezone)}`
       : "no turn ahead"));
   const members = Array.isArray(rotation.members) ? rotation.members : [];
   const section = el("section", { class: "preview rot-up", "aria-labelledby": `rot-up-${rotation.id}` },
@@ -64,7 +61,7 @@ export function upPanel(rotation, { changed, reload }) {
 function swapForm(rotation, members, names, { changed, reload }) {
   const pick = (id, label, selected) => field(label, el("select", { id, name: "members" },
     members.map((member, index) => {
-      const option = el("option", { value: member }, nameOf(names, member));
+      const option = el("option", { value: member }, nameOf(member, names));
       option.selected = index === selected;
       return option;
     })));
@@ -84,7 +81,7 @@ function swapForm(rotation, members, names, { changed, reload }) {
     const answer = await api("POST", path, { body: { members: chosen }, ifMatch: rotation.version });
     submit.disabled = false;
     if (answer.status === 200) {
-      changed(answer.data, `Swapped: ${chosen.map((id) => nameOf(names, id)).join(" and ")} traded turns.`);
+      changed(answer.data, `Swapped: ${chosen.map((id) => nameOf(id, names)).join(" and ")} traded turns.`);
     } else if (answer.status === 412) {
       notice(problems, STALE, { alert: true, actions: [el("button", { type: "button", class: "primary", onclick: reload }, "Reload")] });
     } else if (answer.status === 422) {
