@@ -6,12 +6,14 @@
 // All user text reaches the page as text nodes (ui.js's `el`), never as HTML.
 
 import { api } from "./api.js";
+import { namePicker } from "./pickers.js";
+import { DAYS, mountRecurrence } from "./recurrence.js";
 import { showResponses } from "./responses.js";
 import { awayBody, awayEditor } from "./rotation_away.js";
-import { nameOf, upLine, upPanel } from "./rotation_up.js";
+import { nameOf } from "./names.js";
+import { upLine, upPanel } from "./rotation_up.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
-const WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 const PAGE = 20;
 const TURNS = 5;
 const VIEWER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
@@ -110,7 +112,7 @@ export function mountRotations(container) {
       { class: "rot-row", "data-rotation": rotation.id },
       el("a", { href: hashOf(rotation.id), class: "rot-open" }, rotation.name),
       el("span", { class: `status status-${rotation.status}` }, rotation.status),
-      el("span", { class: "hint" }, `${nameOf(rotation.names, where)} · ${members} members · ${upLine(rotation)}`),
+      el("span", { class: "hint" }, `${nameOf(where, rotation.names)} · ${members} members · ${upLine(rotation)}`),
     );
   }
 
@@ -172,11 +174,12 @@ function editor(host, stored, { saved, reload, changed }) {
     make("input", { type: "text", name, autocomplete: "off", ...attrs }, [], { value });
 
   const name = text("name", state.name, { required: true, maxlength: 200 });
-  const channel = text("channel", state.channel, { required: true });
-  const message = make("textarea", { name: "text", rows: 3, required: true }, [], { value: state.text });
-  const sendTime = make("input", { type: "time", name: "send_time", required: true }, [], {
-    value: state.send_time,
+  const channel = namePicker({
+    id: uid("channel"), name: "channel", label: "Channel", kind: "channels",
+    hint: "Type part of its name and pick it (or paste its id).",
   });
+  channel.set(state.channel, names);
+  const message = make("textarea", { name: "text", rows: 3, required: true }, [], { value: state.text });
   const timezone = text("timezone", state.timezone, { required: true });
   const country = text("working_days.country", state.country, { maxlength: 2 });
   const subdivision = text("working_days.subdivision", state.subdivision);
@@ -186,13 +189,15 @@ function editor(host, stored, { saved, reload, changed }) {
     [el("option", { value: "active" }, "Active"), el("option", { value: "paused" }, "Paused")],
     { value: state.status },
   );
-  const days = WEEKDAYS.map((day, index) => checkbox(day, state.weekdays.includes(index)));
-  const weekdays = el(
-    "fieldset",
-    { "data-field": "weekdays" },
-    el("legend", {}, "Weekdays with a turn"),
-    days.map((day) => day.node),
-  );
+  // The message form's recurrence controls, limited to what a rotation can be: its turn days
+  // and send time. A 422 on send_time or weekdays goes beside the matching control.
+  const when = el("fieldset", { class: "rot-when" }, el("legend", {}, "Turn days and send time"));
+  const recurrence = mountRecurrence(when, { prefix: uid("r"), modes: ["daily", "weekdays", "weekly"], date: false });
+  recurrence.setWeekly(state.weekdays.map((index) => DAYS[index]), state.send_time);
+  recurrence.showWords(stored?.schedule_text ?? null);
+  when.addEventListener("change", () => recurrence.showWords(null)); // the words were the saved schedule's
+  when.querySelector('input[type="time"]').dataset.field = "send_time";
+  when.querySelector("fieldset").dataset.field = "weekdays";
   const members = el("fieldset", { "data-field": "members", class: "rot-members" });
   const moved = el("p", { class: "hint", "aria-live": "polite" });
   const skips = el("fieldset", { "data-field": "skips", class: "rot-skips" });
@@ -205,11 +210,10 @@ function editor(host, stored, { saved, reload, changed }) {
     heading,
     problems,
     labelled("Name", name),
-    labelled("Channel", channel, "A Slack channel id, such as C0123ABCD."),
+    channel.root,
     labelled("Message", message, "Markdown; {member} becomes a mention of whoever takes the turn."),
-    labelled("Send time", sendTime, "Local time in the rotation's timezone."),
     labelled("Timezone", timezone, "An IANA zone, such as Europe/Berlin."),
-    weekdays,
+    when,
     members,
     skips,
     away.node,
@@ -266,27 +270,28 @@ function editor(host, stored, { saved, reload, changed }) {
       dragAndDrop(item, index);
       rows.append(item);
     });
-    const added = text("new-member", "");
+    const added = namePicker({ id: uid("new-member"), name: "new-member", label: "New member", kind: "users" });
     const add = button("Add member", () => {
-      const id = added.value.trim();
+      const id = added.value()?.id;
       if (!id) return;
+      if (added.input.value !== id) names[id] = added.input.value; // picked by name: show it
       state.members.push(newMember(id));
       state.next ||= state.members[0];
       renderMembers();
       renderSkips();
       members.querySelector('input[name="new-member"]').focus();
     });
-    added.addEventListener("keydown", (event) => {
-      if (event.key !== "Enter") return;
+    added.input.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || event.defaultPrevented) return; // Enter on a suggestion picks it
       event.preventDefault();
       add.click();
     });
     members.replaceChildren(
       el("legend", {}, "Members, in turn order"),
-      el("p", { class: "hint" }, "Slack user ids such as U0123ABCD. Reorder with Up and Down (or drag)."),
+      el("p", { class: "hint" }, "Add people by name (or Slack user id). Reorder with Up and Down (or drag)."),
       moved,
       rows,
-      labelled("New member", added),
+      added.root,
       add,
     );
     if (focus) {
@@ -355,7 +360,7 @@ function editor(host, stored, { saved, reload, changed }) {
       });
       const out = el("fieldset", {}, el("legend", {}, `Out on ${label.toLowerCase()}`));
       for (const member of state.members.filter((m) => m.id)) {
-        const { box, node } = checkbox(nameOf(names, member.id), skip.out.has(member.id));
+        const { box, node } = checkbox(nameOf(member.id, names), skip.out.has(member.id));
         box.addEventListener("change", () => (box.checked ? skip.out.add(member.id) : skip.out.delete(member.id)));
         out.append(node);
       }
@@ -389,11 +394,11 @@ function editor(host, stored, { saved, reload, changed }) {
     const place = country.value.trim().toUpperCase();
     const draft = {
       name: name.value,
-      channel: channel.value.trim(),
+      channel: channel.value()?.id ?? "",
       members: ids,
       timezone: timezone.value.trim(),
-      send_time: sendTime.value,
-      weekdays: days.flatMap((day, index) => (day.box.checked ? [index] : [])),
+      send_time: recurrence.time(),
+      weekdays: recurrence.weekdays().map((day) => DAYS.indexOf(day)),
       text: message.value,
       status: statusSelect.value,
       skips: Object.keys(out).length ? out : null,
@@ -491,7 +496,7 @@ function preview(stored) {
         el(
           "li",
           { class: "rot-turn" },
-          el("strong", { class: "rot-turn-member" }, turn.member ? nameOf(answer.data.names, turn.member) : "everyone is out"),
+          el("strong", { class: "rot-turn-member" }, turn.member ? nameOf(turn.member, answer.data.names) : "everyone is out"),
           el("span", { class: "hint" }, ` ${formatInstant(turn.utc, stored.timezone)}`),
           stored.timezone === VIEWER_ZONE ? null : el("span", { class: "hint" }, ` (yours: ${formatInstant(turn.utc, VIEWER_ZONE)})`),
         ),

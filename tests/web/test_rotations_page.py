@@ -120,7 +120,7 @@ def test_a_keyboard_create_shows_the_422_by_its_field_and_keeps_user_text_inert(
     ]:
         form.get_by_label(label, exact=True).fill(value)
     for member in (ALICE, "not-a-user", CAROL):
-        press(page, form.get_by_label("New member"))
+        press(page, form.get_by_label("New member", exact=True))
         page.keyboard.type(member)
         page.keyboard.press("Enter")
     press(page, form.get_by_role("button", name="Create rotation"))
@@ -254,3 +254,44 @@ def test_an_away_period_passes_the_member_over_in_up_next(
     assert stored["up"]["next"]["member"] == CAROL
     screenshot(section.page, "rotations-away")
     assert watched[id(section.page)].errors == []
+
+
+def test_a_rotation_made_with_names_and_the_shared_schedule_controls(
+    open_page: Callable[..., Page], watched: dict[int, Watched], api: Any, db: Any
+) -> None:
+    name_workspace(db)
+    page = open_page(PHONE)
+    section = rotations(page)
+    section.get_by_role("button", name="New rotation").click()
+    form = section.locator("form.rot-form")
+    form.get_by_label("Name", exact=True).fill("Stand-up host")
+    channel = form.get_by_role("combobox", name="Channel", exact=True)
+    channel.fill("op")
+    section.get_by_role("option", name="#ops").click()
+    for typed, name in (("car", "@Carol Chen"), ("ali", "@Alice Adams")):
+        form.get_by_role("combobox", name="New member", exact=True).fill(typed)
+        section.get_by_role("option", name=name).click()
+        form.get_by_role("button", name="Add member").click()
+    form.get_by_label("Timezone", exact=True).fill("Europe/Berlin")
+    form.get_by_label("Repeat", exact=True).select_option(label="Weekly, on chosen days")
+    # Weekly starts from the days the rotation had (Monday to Friday): keep Tuesday, Thursday.
+    for day in ("Monday", "Wednesday", "Friday"):
+        form.get_by_label(day).uncheck()
+    form.get_by_label("Time", exact=True).fill("09:15")
+    expect(form.locator(".rot-member-name")).to_have_text(["@Carol Chen", "@Alice Adams"])
+    form.get_by_role("button", name="Create rotation").click()
+
+    expect(page.locator("#rotations .notice")).to_contain_text("created")
+    [stored] = call(api, "GET", "/rotations")[1]["rotations"]
+    assert (stored["channel"], stored["members"]) == ("C0123ABCD", [CAROL, ALICE])
+    assert (stored["weekdays"], stored["send_time"]) == ([1, 3], "09:15")
+    # Reopened, the controls read the stored schedule back, by name and in words.
+    form = section.locator("form.rot-form")
+    expect(form.get_by_role("combobox", name="Channel", exact=True)).to_have_value("#ops")
+    expect(form.get_by_label("Repeat", exact=True)).to_have_value("weekly")
+    expect(form.get_by_label("Tuesday")).to_be_checked()
+    expect(form.get_by_label("Time", exact=True)).to_have_value("09:15")
+    expect(form.locator(".words")).to_have_text(stored["schedule_text"])
+    assert fits(page)
+    screenshot(page, "rotations-by-name-375")
+    assert watched[id(page)].errors == []
