@@ -8,6 +8,7 @@
 import { api } from "./api.js";
 import { namePicker } from "./pickers.js";
 import { DAYS, mountRecurrence } from "./recurrence.js";
+import { timezoneField } from "./timezones.js";
 import { showResponses } from "./responses.js";
 import { awayBody, awayEditor } from "./rotation_away.js";
 import { nameOf } from "./names.js";
@@ -180,7 +181,8 @@ function editor(host, stored, { saved, reload, changed }) {
   });
   channel.set(state.channel, names);
   const message = make("textarea", { name: "text", rows: 3, required: true }, [], { value: state.text });
-  const timezone = text("timezone", state.timezone, { required: true });
+  const zone = timezoneField(uid("timezone"));
+  const timezone = Object.assign(zone.input, { value: state.timezone });
   const country = text("working_days.country", state.country, { maxlength: 2 });
   const subdivision = text("working_days.subdivision", state.subdivision);
   const statusSelect = make(
@@ -212,7 +214,7 @@ function editor(host, stored, { saved, reload, changed }) {
     labelled("Name", name),
     channel.root,
     labelled("Message", message, "Markdown; {member} becomes a mention of whoever takes the turn."),
-    labelled("Timezone", timezone, "An IANA zone, such as Europe/Berlin."),
+    zone.root,
     when,
     members,
     skips,
