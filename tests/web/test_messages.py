@@ -59,13 +59,13 @@ def test_create_shows_the_preview_then_the_message_in_the_list(
     expect(row.locator(".status")).to_have_text("pending")
     expect(row).to_contain_text("Next run (Europe/Berlin)4 Jan 2027, 12:30 CET")
     expect(row).to_contain_text("Next run (your time)4 Jan 2027, 06:30 GMT-5")
-    # The next draft, as the README shows the page.
+    # The next draft: Markdown as Slack shows it.
     compose(
         page,
         "*Retro* on Friday: bring one ~~complaint~~ _idea_. Notes: [wiki](https://example.com)",
     )
     expect(page.locator("aside.preview .slack em").first).to_have_text("Retro")
-    screenshot(page, "composer")
+    screenshot(page, "composer-markdown")
     stored = db.collection(MESSAGES).get()
     assert [doc.get("text") for doc in stored] == [
         "Deploy **today** at noon, see <https://example.com|the plan>"

@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from core.store import MESSAGES
 from emulator.slack_standin import SlackStandIn
 from tests.fixtures.api import call
+from tests.web.conftest import screenshot
 from tests.web.form import fill_when
 
 ANA = "U0ANAGARCIA"
@@ -31,8 +32,10 @@ def test_channels_and_people_by_name_in_the_form_the_preview_and_the_list(
     expect(channel).to_have_value("#general")
     expect(page.locator("#m-channel-chosen")).to_have_text("#general: id C0GENERAL01")
     page.get_by_label("Message", exact=True).fill(f"Stand-up, <@{ANA}> leads today")
-    fill_when(page, "2027-01-04 12:30")
+    fill_when(page, "2027-01-04 12:30", repeat="Every weekday (Monday to Friday)")
     expect(page.locator("aside.preview .mention")).to_have_text(["@Ana García"])
+    expect(page.locator("#m-words")).to_have_text("Every weekday at 12:30 PM (America/New_York)")
+    screenshot(page, "composer")  # the README's
     page.get_by_role("button", name="Schedule").click()
     expect(page.get_by_role("status").filter(has_text="Scheduled: message")).to_be_visible()
     [doc] = db.collection(MESSAGES).get()
