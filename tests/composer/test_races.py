@@ -9,7 +9,6 @@ edits: tests/contract/test_edit_races.py.)"""
 
 from __future__ import annotations
 
-import itertools
 import threading
 from datetime import timedelta
 from typing import Any
@@ -27,24 +26,9 @@ from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.runtime import make_runtime
-from tests.support.interleave import orchestrate
+from tests.support.interleave import Rounds, orchestrate
 
 OLD, NEW = "Release train leaves at 10:00", "Release train delayed to 10:30"
-
-
-class Rounds:
-    """orchestrate runs both workers once per interleaving; whichever starts a round first
-    seeds a fresh due message, and the other races for the same one."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-        self.arrivals = itertools.count()
-        self.messages: list[str] = []
-
-    def message_for_this_round(self) -> str:
-        if next(self.arrivals) % 2 == 0:
-            self.messages.append(seed_message(self.db, text=OLD))
-        return self.messages[-1]
 
 
 def posted_texts(slack: Any, mid: str) -> list[str | None]:
@@ -56,7 +40,7 @@ def posted_texts(slack: Any, mid: str) -> list[str | None]:
 def test_a_cancel_racing_a_claim_either_stops_the_send_or_is_409(
     api_app, api, settings, db, slack, clock
 ):
-    rounds = Rounds(db)
+    rounds = Rounds(lambda: seed_message(db, text=OLD))
     cancels: dict[str, int] = {}
     rt = make_runtime(settings, db, clock, "worker-a")
 

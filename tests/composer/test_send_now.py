@@ -8,7 +8,6 @@ claim): two calls at once, and a call beside a pass."""
 
 from __future__ import annotations
 
-import itertools
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +21,7 @@ from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message, seed_series
 from tests.fixtures.runtime import make_runtime
-from tests.support.interleave import orchestrate
+from tests.support.interleave import Rounds, orchestrate
 
 DAY = timedelta(days=1)
 TOMORROW = T0 + DAY  # the daily series' next occurrence, 09:00 UTC
@@ -104,23 +103,8 @@ def test_a_crash_between_the_pin_and_the_send_is_sent_by_the_next_pass_once(
     assert call(api, "POST", f"/messages/{mid}/send-now", seen)[0] == 409
 
 
-class Rounds:
-    """orchestrate runs both sides once per interleaving; whichever starts a round first
-    seeds a fresh series, and the other acts on the same one."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-        self.arrivals = itertools.count()
-        self.messages: list[str] = []
-
-    def message_for_this_round(self) -> str:
-        if next(self.arrivals) % 2 == 0:
-            self.messages.append(seed_series(self.db, next_run_at=TOMORROW))
-        return self.messages[-1]
-
-
 def test_two_calls_at_once_post_the_occurrence_once(api_app, api, db, slack):
-    rounds = Rounds(db)
+    rounds = Rounds(lambda: seed_series(db, next_run_at=TOMORROW))
     answers: dict[str, list[int]] = {}
 
     def click() -> None:
@@ -138,7 +122,7 @@ def test_two_calls_at_once_post_the_occurrence_once(api_app, api, db, slack):
 
 
 def test_a_pass_at_the_same_time_never_posts_twice(api_app, api, settings, db, slack, clock):
-    rounds = Rounds(db)
+    rounds = Rounds(lambda: seed_series(db, next_run_at=TOMORROW))
     rt = make_runtime(settings, db, clock, "worker-b")
     answers: dict[str, dict[str, Any]] = {}
 

@@ -9,6 +9,7 @@ pending pause as an ordinary turn."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,3 +30,18 @@ def orchestrate(*tests: Callable[[], Any], name: str) -> tuple[int, ...]:
 
     counts: tuple[int, ...] = _orchestrate(*(settled(t) for t in tests), name=name)
     return counts
+
+
+class Rounds:
+    """orchestrate runs both sides once per interleaving: whichever starts a round first
+    makes a fresh document with `seed`, and the other acts on the same one."""
+
+    def __init__(self, seed: Callable[[], str]) -> None:
+        self.seed = seed
+        self.arrivals = itertools.count()
+        self.messages: list[str] = []
+
+    def message_for_this_round(self) -> str:
+        if next(self.arrivals) % 2 == 0:
+            self.messages.append(self.seed())
+        return self.messages[-1]
