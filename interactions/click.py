@@ -36,6 +36,11 @@ def parse_click(body: bytes) -> Click | None:
         payload = json.loads(form["payload"][0])
     except (UnicodeDecodeError, ValueError, KeyError):
         return None
+    return click_from(payload)
+
+
+def click_from(payload: Any) -> Click | None:
+    """The click a `block_actions` payload (its JSON object) carries, or None."""
     if not isinstance(payload, dict) or payload.get("type") != "block_actions":
         return None
     user = _get(payload, "user", "id")

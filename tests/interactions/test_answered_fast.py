@@ -87,7 +87,7 @@ def test_a_click_whose_recording_is_slow_is_answered_and_shown_once_recorded(
         finally:
             recorded.set()
 
-    monkeypatch.setattr("interactions.target.record_click", slow_record)
+    monkeypatch.setattr("interactions.message_click.record_click", slow_record)
     monkeypatch.setattr(in_time, "ANSWER_WITHIN_SECONDS", 0.2)
     capsys.readouterr()
 
@@ -119,7 +119,7 @@ def test_a_forged_click_is_refused_even_while_recordings_are_slow(
         release.wait(timeout=5)  # Firestore taking its time
         return record_click(rt, clicked)
 
-    monkeypatch.setattr("interactions.target.record_click", slow_record)
+    monkeypatch.setattr("interactions.message_click.record_click", slow_record)
     monkeypatch.setattr(in_time, "ANSWER_WITHIN_SECONDS", 0.2)
     workers = ThreadPoolExecutor(max_workers=1)
     monkeypatch.setattr(in_time, "WORKERS", workers)

@@ -1,0 +1,40 @@
+"""Which code acts on each kind of signed Slack request (interactions.inbound): one row per
+kind. A kind without a row is acknowledged and logged, never an error: Slack only needs the
+acknowledgement, and an app's settings may send more than this product acts on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import flask
+
+from core import logs
+from core.runtime import Runtime
+from interactions.acknowledge import json_answer, ok
+from interactions.inbound import MESSAGE_ACTIONS, URL_VERIFICATION, Inbound
+from interactions.message_click import take_click
+
+Handler = Callable[[Runtime, Inbound], flask.Response]
+
+
+def answer_challenge(rt: Runtime, inbound: Inbound) -> flask.Response:
+    """Events API `url_verification`: Slack checks the Request URL by its `challenge`."""
+    challenge = inbound.fields.get("challenge")
+    return json_answer({"challenge": challenge if isinstance(challenge, str) else ""})
+
+
+HANDLERS: dict[str, Handler] = {
+    MESSAGE_ACTIONS: take_click,
+    URL_VERIFICATION: answer_challenge,
+}
+
+
+def take_inbound(rt: Runtime, inbound: Inbound | None) -> flask.Response:
+    if inbound is None:
+        logs.warning("interaction ignored", reason="malformed")
+        return ok()
+    handler = HANDLERS.get(inbound.kind)
+    if handler is None:
+        logs.info("interaction ignored", reason="not handled", kind=inbound.kind)
+        return ok()
+    return handler(rt, inbound)
