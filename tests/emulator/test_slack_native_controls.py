@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import shlex
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
 from core.clock import FixedClock
+from emulator.run_local import native_hint
 from emulator.slack_limits import SlackError
 from emulator.slack_standin import SlackStandIn
 from emulator.slack_users import dm_id
@@ -290,3 +292,20 @@ def test_nothing_is_sent_before_a_request_url_is_set(clock: FixedClock) -> None:
         status, answer = control(bare, "command", {"user": "U1", "channel": "C1"})
 
     assert (status, answer["error"]) == (400, "no interactivity URL: set one first")
+
+
+def test_the_curl_lines_make_run_prints_type_schedule_and_open_the_home_tab(
+    standin: SlackStandIn, app: RequestUrl
+) -> None:
+    lines = native_hint(standin.control_url, "C0DEMO0001").splitlines()
+    curls = [shlex.split(line) for line in lines if line.strip().startswith("curl")]
+    sends = {urllib.parse.urlsplit(c[3]).path.rsplit("/", 1)[1]: json.loads(c[5]) for c in curls}
+
+    control(standin, "command", sends["command"])
+    control(standin, "event", sends["event"])
+
+    typed, opened = app.arrived
+    assert (typed.form()["command"], typed.form()["channel_id"]) == ("/schedule", "C0DEMO0001")
+    home = json.loads(opened.body)["event"]
+    assert (home["type"], home["user"], home["tab"]) == ("app_home_opened", "U0DEMOANA", "home")
+    assert set(sends) == {"command", "submit", "event"}
