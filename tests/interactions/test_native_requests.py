@@ -13,6 +13,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from core.clock import FixedClock
+from emulator.slack_limits import SlackError
 from emulator.slack_native import event_body, url_verification
 from tests.fixtures.interactions import SECRET
 from tests.fixtures.slack_native import (
@@ -22,6 +23,7 @@ from tests.fixtures.slack_native import (
     post_signed,
     shortcut,
     submit,
+    trigger_id,
     verify_url,
 )
 
@@ -98,3 +100,11 @@ def test_the_standin_signing_with_another_secret_is_refused(
 
     assert refused["status"] == 401
     assert refused["answer"]["error"]
+
+
+def test_a_fixture_trigger_from_the_standin_is_one_its_views_open_accepts(slack: Any) -> None:
+    issued = trigger_id(slack, "U1")
+
+    assert slack.spend_trigger_id(issued) == "U1"
+    with pytest.raises(SlackError, match="invalid_trigger_id"):
+        slack.spend_trigger_id(trigger_id())
