@@ -17,18 +17,18 @@ from typing import Any
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 
 from composer import idempotency
+from composer.actor import updated_by
 from composer.models import OccurrenceEdit
+from composer.records import first_version
 from composer.serialize import message_json
 from composer.validation import Problems, check_text
 from composer.versions import applied, read, version_of
 from core import logs
 from core.documents.messages import MessageField, MessageWrite, Status
-from core.documents.subjects import SubjectWrite
 from core.errors import Conflict, DocumentError, ValidationFailed
 from core.models import Message
 from core.runtime import Runtime
 from core.schedule import Recurrence, recurrence_from_fields, to_local
-from core.shards import shard_of
 from core.store import MESSAGES
 
 SERIES_ID = "series_id"  # on the one-off: the series it was an occurrence of
@@ -78,7 +78,7 @@ def _split(
     data = snap.to_dict() or {}
     recurrence, message = _series(message_id, data, edit.occurrence_at, now)
     exdates = [*(data.get(MessageField.EXDATES) or []), _local(edit.occurrence_at, recurrence)]
-    series = _series_update(data, exdates, edit.occurrence_at, now)
+    series = _series_update(data, exdates, edit.occurrence_at, now) | updated_by()
     one_off_ref = rt.db.collection(MESSAGES).document()
     one_off = _one_off(rt, data, message, edit, one_off_ref.id, now)
     batch = rt.db.batch()
@@ -171,7 +171,7 @@ def _one_off(
         sent_count=0,
         created_at=now,
     )
-    first = SubjectWrite(shard=shard_of(doc_id, rt.settings.shards), updated_at=now, version=1)
+    first = first_version(rt, doc_id, now, None)
     return kept | fields.to_document() | first.to_document() | {SERIES_ID: message.id}
 
 
