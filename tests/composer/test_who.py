@@ -15,7 +15,10 @@ import pytest
 from composer.messages import create_message
 from composer.models import MessageDraft
 from core.directory_refresh import refresh_lists
+from messages.kind import MESSAGE_KIND
+from processor.kind_pass import run_kind
 from tests.fixtures.api import call, fields_of
+from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import ONE_OFF, SERIES, message, seed_message
 from tests.fixtures.oidc import AUDIENCE, CLIENT_ID, TRIGGER, CertsServer, mint, mint_person
 from tests.fixtures.rotations import ROTATION
@@ -186,3 +189,16 @@ def test_send_now_records_who_sent_it(api, signing_key):
 
     assert sent["status"] == "sent"
     assert by(sent["message"]) == (ANA, ZOE)
+
+
+def test_a_retry_records_who_released_the_failed_occurrence(api, db, slack, rt, signing_key):
+    slack.set_channel("C0123ABCD", member=False)
+    mid = seed_message(db)
+    run_kind(rt, MESSAGE_KIND)
+    slack.set_channel("C0123ABCD", member=True)
+
+    retried = call(api, "POST", f"/messages/{mid}/retry", **as_person(signing_key, ZOE))
+
+    assert ok(retried)["status"] == "sent"
+    [entry] = ledger(db).values()
+    assert (entry["operator"]["action"], entry["operator"]["by"]) == ("release", ZOE)
