@@ -1,10 +1,9 @@
 """`names` in answers: each record an answer carries (a message, a rotation, a delivery, a
 preview) gains `"names": {id: "#name" | "@Name" | a Teams conversation's name}` for the ids it
 shows: `channel`, `user`, `teams_conversation`, `members`, `member`, `created_by`,
-`updated_by`, and the `<@U…>` and
-`<#C…>` mentions of its `text`. From the directory cache only (core.directory), in one
-batched read per answer, a page's records included. An id the cache does not know is left
-out: the page shows the id."""
+`updated_by`, and the `<@U…>` and `<#C…>` mentions of its `text`. From the directory cache
+only (core.directory), in one batched read per answer, a page's records included. An id the
+cache does not know is left out: the page shows the id."""
 
 from __future__ import annotations
 
