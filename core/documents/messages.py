@@ -65,6 +65,8 @@ class MessageField(enum.StrEnum):
     LAST_SLACK_TS = "last_slack_ts"
     CREATED_AT = "created_at"
     UPDATED_AT = SubjectField.UPDATED_AT.value
+    CREATED_BY = SubjectField.CREATED_BY.value
+    UPDATED_BY = SubjectField.UPDATED_BY.value
     VERSION = SubjectField.VERSION.value
 
 
