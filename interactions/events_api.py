@@ -3,13 +3,15 @@
 Slack delivers an event again when it was not acknowledged in 3 s (with `X-Slack-Retry-Num`),
 and may deliver one twice besides: `take_event` first creates `slack_events/{event_id}`
 (core.documents.slack_events) and acts only when that create is the first; a retry or a
-duplicate finds it and is acknowledged with nothing done. An event is therefore acted on at
-most once: a handler that fails after the create is logged, not retried. `EVENTS` says which
+duplicate finds it and is acknowledged with nothing done. A handler that raises has the
+record removed and is answered 500, so that Slack's retry acts on the event again (the
+handlers are idempotent: they store a state). `EVENTS` says which
 code acts on each event type; a type without a row is acknowledged and logged. Handlers run
 inside the request's 2 s (interactions.in_time): they do a few writes, never a Slack call."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -23,6 +25,7 @@ from core.runtime import Runtime
 from core.store import SLACK_EVENTS, is_document_id
 from interactions.acknowledge import ok
 from interactions.inbound import Inbound
+from interactions.uninstall import app_uninstalled, tokens_revoked
 
 # Slack retries an unacknowledged event three times within about an hour; a day is ample.
 KEEP_EVENT = timedelta(days=1)
@@ -31,7 +34,10 @@ EventHandler = Callable[[Runtime, dict[str, Any]], None]
 
 # The event types acted on, each handed the whole `event_callback` body (its `event`,
 # `event_id`, `team_id`, `authorizations`, ...).
-EVENTS: dict[str, EventHandler] = {}
+EVENTS: dict[str, EventHandler] = {
+    "app_uninstalled": app_uninstalled,
+    "tokens_revoked": tokens_revoked,
+}
 
 
 def take_event(rt: Runtime, inbound: Inbound) -> flask.Response:
@@ -51,8 +57,26 @@ def take_event(rt: Runtime, inbound: Inbound) -> flask.Response:
     if not first_delivery(rt, event_id, str(event_type), body.get("team_id")):
         logs.info("event ignored", reason="duplicate", event_id=event_id, event_type=event_type)
         return ok()
-    handler(rt, body)
+    try:
+        handler(rt, body)
+    except Exception as exc:
+        return _failed(rt, event_id, str(event_type), exc)
     return ok()
+
+
+def _failed(rt: Runtime, event_id: str, event_type: str, exc: Exception) -> flask.Response:
+    """Slack delivers the event again on a 5xx; its record goes first, so that delivery is
+    acted on (a record that cannot be removed leaves the event done with this line)."""
+    logs.error(
+        "event failed; Slack delivers it again",
+        event_id=event_id,
+        event_type=event_type,
+        error_code=type(exc).__name__,
+        error_message=str(exc),
+    )
+    rt.db.collection(SLACK_EVENTS).document(event_id).delete()
+    body = {"error": "internal", "message": "the event could not be taken", "details": []}
+    return flask.Response(json.dumps(body), status=500, mimetype="application/json")
 
 
 def first_delivery(rt: Runtime, event_id: str, event_type: str, team_id: Any) -> bool:
