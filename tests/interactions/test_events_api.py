@@ -18,32 +18,13 @@ from interactions.dispatch import take_inbound
 from interactions.inbound import classify
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
+from tests.fixtures.events_api import TEAM, UNINSTALL, event_body
 from tests.fixtures.interactions import SECRET
 from tests.fixtures.logs import error_lines
 from tests.fixtures.messages import message, seed_message, seed_series
 from tests.support.interleave import Rounds, orchestrate
 
-TEAM = "T0001"  # the stand-in's workspace (auth.test's team_id)
 UNINSTALLED = "Slack app uninstalled: nothing is posted to Slack until it is installed again"
-
-
-def event_body(event: dict[str, Any], event_id: str = "Ev0PV52K21", at: datetime = T0) -> bytes:
-    """An `event_callback` as Slack's Events API samples show it."""
-    return json.dumps(
-        {
-            "token": "XXYYZZ",
-            "team_id": TEAM,
-            "api_app_id": "A0001",
-            "event": event,
-            "type": "event_callback",
-            "event_id": event_id,
-            "event_time": int(at.timestamp()),
-            "authorizations": [{"team_id": TEAM, "user_id": "UBOT", "is_bot": True}],
-        }
-    ).encode()
-
-
-UNINSTALL = {"type": "app_uninstalled"}
 
 
 def deliver(client: Any, body: bytes, at: datetime, retry: int = 0, secret: str = SECRET) -> Any:
