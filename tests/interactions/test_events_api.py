@@ -153,3 +153,30 @@ def test_a_forged_or_stale_event_is_refused_and_nothing_stored(
     assert answer.status_code == 401
     assert list(db.collection(SLACK_EVENTS).stream()) == []
     assert installation(db) == {}
+
+
+def test_an_event_whose_handler_failed_is_acted_on_by_slacks_retry(rt, db, monkeypatch, capsys):
+    """The first delivery's work raises (Firestore refused the write, say): answered 500,
+    its record removed, so Slack's retry acts on the event. (Through interactions.dispatch:
+    the target's 2 s bound is test_answered_fast's.)"""
+    from interactions.events_api import EVENTS
+
+    act = EVENTS["app_uninstalled"]
+    tries: list[int] = []
+
+    def fails_once(rt: Any, body: dict[str, Any]) -> None:
+        tries.append(1)
+        if len(tries) == 1:
+            raise RuntimeError("the write failed")
+        act(rt, body)
+
+    monkeypatch.setitem(EVENTS, "app_uninstalled", fails_once)
+    inbound = classify(event_body(UNINSTALL))
+
+    failed = take_inbound(rt, inbound)
+    retried = take_inbound(rt, inbound)
+
+    assert (failed.status_code, retried.status_code) == (500, 200)
+    assert json.loads(failed.get_data())["error"] == "internal"
+    assert installation(db)["status"] == "uninstalled"
+    assert len(lines(capsys.readouterr().out, UNINSTALLED)) == 1
