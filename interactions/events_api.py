@@ -5,9 +5,9 @@ and may deliver one twice besides: `take_event` first creates `slack_events/{eve
 (core.documents.slack_events) and acts only when that create is the first; a retry or a
 duplicate finds it and is acknowledged with nothing done. A handler that raises has the
 record removed and is answered 500, so that Slack's retry acts on the event again (the
-handlers are idempotent: they store a state). `EVENTS` says which
-code acts on each event type; a type without a row is acknowledged and logged. Handlers run
-inside the request's 2 s (interactions.in_time): they do a few writes, never a Slack call."""
+handlers are idempotent: they store a state). `EVENTS` says which code acts on each event
+type; a type without a row is acknowledged and logged. Handlers run inside the request's
+2 s (interactions.in_time): they do a few writes, never a Slack call."""
 
 from __future__ import annotations
 
@@ -66,9 +66,10 @@ def take_event(rt: Runtime, inbound: Inbound) -> flask.Response:
 
 def _failed(rt: Runtime, event_id: str, event_type: str, exc: Exception) -> flask.Response:
     """Slack delivers the event again on a 5xx; its record goes first, so that delivery is
-    acted on (a record that cannot be removed leaves the event done with this line)."""
+    acted on (a record that cannot be removed leaves the event done with this line; a
+    request already answered by in_time's bound gets no redelivery)."""
     logs.error(
-        "event failed; Slack delivers it again",
+        "event failed; its record is removed so that Slack's redelivery acts on it",
         event_id=event_id,
         event_type=event_type,
         error_code=type(exc).__name__,

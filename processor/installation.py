@@ -22,16 +22,19 @@ from core.slack import APP_UNINSTALLED
 
 def check_installation(rt: Runtime) -> None:
     """Holds or frees the Slack transport for this pass by the stored installation state; a
-    state that cannot be read leaves the transport as the last pass left it."""
+    state that cannot be read or written leaves the transport as the last pass left it."""
     try:
-        teams = uninstalled(rt.db)
+        _check(rt)
     except Exception as exc:  # the pass goes on; the next one reads it again
         logs.warning(
             "the Slack installation state could not be read; kept as it was",
             error_code=type(exc).__name__,
             error_message=str(exc),
         )
-        return
+
+
+def _check(rt: Runtime) -> None:
+    teams = uninstalled(rt.db)
     if not teams:
         rt.slack.hold(None)
         return

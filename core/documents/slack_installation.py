@@ -73,7 +73,7 @@ def record_uninstalled(db: firestore.Client, team_id: str, at: datetime, event_i
         batch = db.batch()
         write_as_read(batch, ref, fields, snap.update_time if snap.exists else None)
         try:
-            batch.commit()  # pragma: SYNCPOINT installation written
+            batch.commit()
         except (AlreadyExists, FailedPrecondition):
             continue  # another write came in between: decide again on what it left
         return True
