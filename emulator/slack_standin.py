@@ -41,6 +41,9 @@ answer is `not_authed`, with another kind of token `invalid_auth`.
 - users.list                limit, cursor: the named people (add_person), deleted and bots
                             flagged as Slack flags them
 - users.lookupByEmail       email -> the person; users_not_found (emulator/slack_directory.py)
+- views.publish             user_id, view (type home, at most 100 blocks) -> the view; the
+                            person's tab is replaced, read back with home_view(user)
+                            (emulator/slack_home.py)
 - anything else             unknown_method
 
 Every recorded message has `user`, `bot_id` and `app_id`: ours are UBOT, B0001, A0001, and
@@ -166,6 +169,7 @@ from emulator.slack_history import (
     short_page_size,
     ts_param,
 )
+from emulator.slack_home import published_view
 from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
 from emulator.slack_rate_limits import RateLimits
 from emulator.slack_users import UserState, dm_id, is_user_id, users_param
@@ -264,6 +268,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         self._short_pages = False
         self._interactivity: tuple[str, str] | None = None  # (request URL, signing secret)
         self._replies: list[dict[str, Any]] = []
+        self._home_views: dict[str, dict[str, Any]] = {}  # views.publish, per user
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -276,6 +281,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "conversations.list": self._list_channels,
             "users.list": self._list_users,
             "users.lookupByEmail": self._lookup_by_email,
+            "views.publish": self._publish_view,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -425,6 +431,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._posts.clear()
             self._updates.clear()
             self._replies.clear()
+            self._home_views.clear()
             self._faults.clear()
             self._channels.clear()
             self._users = {BOT_USER_ID: UserState(bot=True)}
@@ -490,6 +497,11 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             raise ValueError(f"the interactivity URL must be http(s), got {url!r}")
         with self._lock:
             self._interactivity = (url, signing_secret)
+
+    def home_view(self, user: str) -> dict[str, Any] | None:
+        """The Home tab last published for `user` (views.publish), None if none was."""
+        with self._lock:
+            return copy.deepcopy(self._home_views.get(user))
 
     def replies(self) -> list[dict[str, Any]]:
         """The bodies posted to response_urls (the app's ephemeral replies), in order."""
@@ -707,6 +719,12 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             already = dm in self._opened
             self._opened.add(dm)
         return {"channel": {"id": dm}, **({"no_op": True, "already_open": True} if already else {})}
+
+    def _publish_view(self, params: dict[str, Any]) -> dict[str, Any]:
+        user, view = published_view(params)
+        with self._lock:
+            self._home_views[user] = view
+        return {"view": {"id": f"V{len(self._home_views):08d}", **view}}
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)
