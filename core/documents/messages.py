@@ -66,6 +66,8 @@ class MessageField(enum.StrEnum):
     CREATED_BY = "created_by"  # who created it: a Slack user id, an email, or admin
     CREATED_AT = "created_at"
     UPDATED_AT = SubjectField.UPDATED_AT.value
+    CREATED_BY = SubjectField.CREATED_BY.value
+    UPDATED_BY = SubjectField.UPDATED_BY.value
     VERSION = SubjectField.VERSION.value
 
 
