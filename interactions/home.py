@@ -20,7 +20,7 @@ from core import logs
 from core.documents.messages import WAITING, MessageField, Status
 from core.documents.rotations import RotationField
 from core.errors import DocumentError
-from core.models import Message
+from core.models import USER_ID, Message
 from core.platform import Outcome
 from core.rotation import Rotation
 from core.runtime import Runtime
@@ -36,6 +36,7 @@ from interactions.home_view import (
     Toggle,
     home_view,
 )
+from messages.claim import occurrence_of
 
 # Statuses of a message still to be sent (or settling); the others are over.
 LISTED = frozenset({*WAITING, Status.PAUSED, Status.SENDING, Status.UNCONFIRMED})
@@ -44,12 +45,19 @@ CANCELLABLE = frozenset({*WAITING, Status.PAUSED})
 _READ_LIMIT = 500
 
 
-def home_opened(rt: Runtime, event: dict[str, Any]) -> None:
-    """The Events API's `app_home_opened` (interactions.events_api's EVENTS row): the Home
-    tab is published; the Messages tab needs nothing."""
+def home_opened(rt: Runtime, body: dict[str, Any]) -> None:
+    """The Events API's `app_home_opened` (interactions.events_api's EVENTS row, given the
+    whole `event_callback` body): the Home tab is published; the Messages tab needs nothing.
+    One views.publish, bounded by SLACK_TIMEOUT_SECONDS; a publish that fails is logged
+    and the next opening of the tab publishes it again (a publish replaces the whole tab)."""
+    event = body.get("event")
+    if not isinstance(event, dict) or event.get("tab", "home") != "home":
+        return
     user = event.get("user")
-    if event.get("tab", "home") == "home" and isinstance(user, str):
-        publish_home(rt, user)
+    if not isinstance(user, str) or not USER_ID.match(user):
+        logs.warning("home tab not published", reason="no user id", user=str(user)[:64])
+        return
+    publish_home(rt, user)
 
 
 def publish_home(rt: Runtime, user: str, notice: str | None = None) -> bool:
@@ -125,8 +133,15 @@ def _message_row(doc_id: str, data: dict[str, Any]) -> MessageRow:
         when=when,
         schedule=schedule,
         cancellable=status in CANCELLABLE,
-        sendable=status in WAITING,
+        occurrence=_occurrence(data) if status in WAITING else None,
     )
+
+
+def _occurrence(data: dict[str, Any]) -> datetime | None:
+    try:
+        return occurrence_of(data)
+    except DocumentError:
+        return None
 
 
 def _rotation_rows(rt: Runtime, user: str) -> list[RotationRow]:

@@ -22,11 +22,12 @@ from composer.send_now import send_now
 from core import logs
 from core.documents.messages import MessageField
 from core.errors import HttpError
+from core.models import USER_ID
 from core.runtime import Runtime
-from core.store import MESSAGES
+from core.store import MESSAGES, is_document_id
 from interactions.acknowledge import ok
 from interactions.home import publish_home
-from interactions.home_view import CANCEL, OPT_IN, OPT_OUT, SEND_NOW
+from interactions.home_view import CANCEL, OPT_IN, OPT_OUT, SEND_NOW, send_now_target
 from interactions.inbound import Inbound
 
 
@@ -36,8 +37,11 @@ def take_view_action(rt: Runtime, inbound: Inbound) -> flask.Response:
     user = inbound.fields.get("user")
     actions = inbound.fields.get("actions")
     user_id = user.get("id") if isinstance(user, dict) else None
-    if not isinstance(view, dict) or view.get("type") != "home" or not isinstance(user_id, str):
+    if not isinstance(view, dict) or view.get("type") != "home":
         logs.info("view action ignored", reason="not the home tab")
+        return ok()
+    if not isinstance(user_id, str) or not USER_ID.match(user_id):
+        logs.warning("view action ignored", reason="no user id")
         return ok()
     if not isinstance(actions, list) or not actions or not isinstance(actions[0], dict):
         logs.warning("view action ignored", reason="malformed", user=user_id)
@@ -63,8 +67,16 @@ def act(rt: Runtime, user: str, action_id: str, value: str) -> str:
     return "Nothing changed: that button is not known here any more."
 
 
-def _on_message(rt: Runtime, user: str, action_id: str, message_id: str) -> str:
-    snap = rt.db.collection(MESSAGES).document(message_id).get() if message_id else None
+def _on_message(rt: Runtime, user: str, action_id: str, value: str) -> str:
+    seen = None
+    if action_id == SEND_NOW:
+        target = send_now_target(value)
+        if target is None:
+            return "Nothing changed: that button names no message."
+        value, seen = target
+    message_id = value
+    known = is_document_id(message_id)
+    snap = rt.db.collection(MESSAGES).document(message_id).get() if known else None
     data = snap.to_dict() if snap is not None and snap.exists else None
     if data is None or data.get(MessageField.DELETED) is True:
         return "Nothing changed: that message no longer exists."
@@ -80,10 +92,10 @@ def _on_message(rt: Runtime, user: str, action_id: str, message_id: str) -> str:
         return "Nothing changed: you can act only on messages you created."
     if action_id == CANCEL:
         version = data.get(MessageField.VERSION)
-        cancel_message(rt, message_id, version if isinstance(version, int) else None)
+        cancel_message(rt, message_id, version if isinstance(version, int) else None, by=user)
         logs.info("home action taken", user=user, action=action_id, message_id=message_id)
         return "Cancelled: it will not be sent."
-    answer = send_now(rt, message_id, None)
+    answer = send_now(rt, message_id, seen, by=user)
     logs.info(
         "home action taken",
         user=user,

@@ -9,10 +9,13 @@ neither mention anyone nor break the markup."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-# The actions on the tab (interactions.home_actions); each button's value is the id it acts on.
+# The actions on the tab (interactions.home_actions). Each button's value is the id it acts
+# on; Send now's is `send_now_value`: the id and the occurrence the tab showed.
 CANCEL = "home_cancel"
 SEND_NOW = "home_send_now"
 OPT_OUT = "home_opt_out"
@@ -32,7 +35,7 @@ class MessageRow:
     when: str  # the next run, or why there is none, in words
     schedule: str  # the schedule in words
     cancellable: bool
-    sendable: bool
+    occurrence: datetime | None  # the occurrence Send now sends: None, no Send now
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,20 @@ def home_view(tab: HomeTab) -> dict[str, Any]:
     return {"type": "home", "blocks": blocks}
 
 
+def send_now_value(message_id: str, occurrence: datetime) -> str:
+    return json.dumps({"id": message_id, "at": occurrence.isoformat()}, separators=(",", ":"))
+
+
+def send_now_target(value: str) -> tuple[str, datetime] | None:
+    """The message and occurrence a Send now button names; None when it names none."""
+    try:
+        data = json.loads(value)
+        named = (str(data["id"]), datetime.fromisoformat(data["at"]))
+    except (ValueError, TypeError, KeyError):
+        return None
+    return named if named[1].tzinfo is not None else None
+
+
 def escape(text: str) -> str:
     """Slack's three control characters, escaped (api.slack.com: formatting text)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -91,8 +108,8 @@ def _message(row: MessageRow) -> list[dict[str, Any]]:
     preview = row.text if len(row.text) <= _PREVIEW_CHARS else row.text[:_PREVIEW_CHARS] + "…"
     words = f"{escape(preview)}\n*{row.status}* · {escape(row.when)}\n{escape(row.schedule)}"
     buttons = []
-    if row.sendable:
-        buttons.append(_button("Send now", SEND_NOW, row.id))
+    if row.occurrence is not None:
+        buttons.append(_button("Send now", SEND_NOW, send_now_value(row.id, row.occurrence)))
     if row.cancellable:
         buttons.append(_button("Cancel", CANCEL, row.id, style="danger"))
     if not buttons:

@@ -44,7 +44,6 @@ class RotationField(enum.StrEnum):
     LAST_SENT_AT = "last_sent_at"
     LAST_SLACK_TS = "last_slack_ts"
     SENT_COUNT = "sent_count"
-    CREATED_BY = "created_by"  # who created it: a Slack user id, an email, or admin
     CREATED_AT = "created_at"
     UPDATED_AT = SubjectField.UPDATED_AT.value
     CREATED_BY = SubjectField.CREATED_BY.value

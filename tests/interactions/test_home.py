@@ -10,7 +10,9 @@ from typing import Any
 
 from core.models import message_delivery_id
 from emulator.slack_clicks import form_body
-from interactions.home import home_opened, publish_home
+from emulator.slack_native import app_home_opened
+from interactions.home import publish_home
+from interactions.home_view import send_now_value as send_value
 from targets.kinds import run_pass
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
@@ -18,6 +20,7 @@ from tests.fixtures.interactions import SECRET, send
 from tests.fixtures.messages import SERIES, message, seed_message
 from tests.fixtures.people import seed_category, to_person
 from tests.fixtures.rotations import seed_rotation
+from tests.fixtures.slack_native import event
 
 ANA, BEN = "U0ANA1234", "U0BEN5678"
 LATER = T0 + timedelta(days=2)
@@ -111,8 +114,9 @@ def test_the_tab_lists_their_messages_in_words_their_rotations_and_their_toggles
     assert f"Today: <@{BEN}> · Next: <@{ANA}> on Tue 5 Jan 2027 at 9:30 (Europe/Berlin)" in text
     assert "*Nudges*: you receive these | Opt out" in text and "Security" not in text
     view = slack.home_view(ANA)
-    for mid in (series, once):
-        button(view, "home_cancel", mid), button(view, "home_send_now", mid)
+    for mid, occurrence in ((series, first), (once, LATER)):
+        button(view, "home_cancel", mid)
+        button(view, "home_send_now", send_value(mid, occurrence))
 
 
 def test_a_person_with_more_than_a_tab_holds_is_told_how_many_more(rt, db, slack):
@@ -134,7 +138,12 @@ def test_cancel_from_the_tab_cancels_and_publishes_the_tab_again(rt, db, slack, 
     answer = press(clicks, view, ANA, button(view, "home_cancel", mid))
 
     assert answer.status_code == 200
-    assert (message(db, mid)["status"], message(db, mid)["deleted"]) == ("cancelled", True)
+    cancelled = message(db, mid)
+    assert (cancelled["status"], cancelled["deleted"], cancelled["updated_by"]) == (
+        "cancelled",
+        True,
+        ANA,
+    )
     text = tab_text(slack.home_view(ANA))
     assert "Cancelled: it will not be sent." in text and "Deploy at noon" not in text
 
@@ -160,14 +169,14 @@ def test_an_admin_may_cancel_anyones_message(rt, db, slack, clicks, monkeypatch)
 
     press(clicks, slack.home_view(ANA), BEN, button(slack.home_view(ANA), "home_cancel", mid))
 
-    assert message(db, mid)["status"] == "cancelled"
+    assert (message(db, mid)["status"], message(db, mid)["updated_by"]) == ("cancelled", BEN)
     assert "Cancelled" in tab_text(slack.home_view(BEN))
 
 
 def test_send_now_from_the_tab_posts_it_once(rt, db, slack, clicks):
     mid = mine(db, text="Deploy at noon")
     publish_home(rt, ANA)
-    pressed = button(slack.home_view(ANA), "home_send_now", mid)
+    pressed = button(slack.home_view(ANA), "home_send_now", send_value(mid, LATER))
 
     press(clicks, slack.home_view(ANA), ANA, pressed)
     again = press(clicks, slack.home_view(ANA), ANA, pressed)
@@ -176,6 +185,18 @@ def test_send_now_from_the_tab_posts_it_once(rt, db, slack, clicks):
     assert [p.delivery_id for p in slack.posts()] == [message_delivery_id(mid, LATER)]
     assert "Nothing changed" in tab_text(slack.home_view(ANA))  # the second press
     assert message(db, mid)["status"] == "sent"
+
+
+def test_send_now_from_a_tab_older_than_the_send_sends_nothing_more(rt, db, slack, clicks):
+    series = mine(db, **SERIES, status="recurring", send_at=None, next_run_at=T0)
+    publish_home(rt, ANA)
+    stale = slack.home_view(ANA)  # shows the occurrence due at T0
+    run_pass(rt)  # which the pass then sends
+
+    press(clicks, stale, ANA, button(stale, "home_send_now", send_value(series, T0)))
+
+    assert [p.delivery_id for p in slack.posts()] == [message_delivery_id(series, T0)]
+    assert "Nothing changed: the next occurrence is" in tab_text(slack.home_view(ANA))
 
 
 def test_a_toggle_opts_out_and_the_gates_then_hold_back_the_category(rt, db, slack, clicks):
@@ -203,9 +224,11 @@ def test_a_forged_press_is_refused_and_changes_nothing(rt, db, slack, clicks):
     assert message(db, mid) == before and slack.home_view(ANA) == view
 
 
-def test_opening_the_messages_tab_publishes_nothing(rt, db, slack):
-    home_opened(rt, {"type": "app_home_opened", "user": ANA, "channel": "D0ANA", "tab": "messages"})
-    assert slack.home_view(ANA) is None
+def test_opening_the_home_tab_publishes_it_and_the_messages_tab_nothing(db, slack, clicks):
+    mine(db, text="Deploy at noon")
 
-    home_opened(rt, {"type": "app_home_opened", "user": ANA, "channel": "D0ANA", "tab": "home"})
-    assert "You have no scheduled messages." in tab_text(slack.home_view(ANA))
+    messages_tab = event(clicks, app_home_opened(ANA, "1.1", tab="messages"), at=T0, event_id="Ev1")
+    assert messages_tab.status_code == 200 and slack.home_view(ANA) is None
+
+    home_tab = event(clicks, app_home_opened(ANA, "1.2"), at=T0, event_id="Ev2")
+    assert home_tab.status_code == 200 and "Deploy at noon" in tab_text(slack.home_view(ANA))
