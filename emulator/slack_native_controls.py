@@ -156,6 +156,9 @@ class NativeRequests:
                 return {"status": int(answer.status), "answer": _answer(answer.read())}
         except urllib.error.HTTPError as error:
             return {"status": int(error.code), "answer": _answer(error.read())}
+        except (urllib.error.URLError, TimeoutError) as error:
+            reason = getattr(error, "reason", error)
+            raise ValueError(f"the Request URL {url} did not answer: {reason}") from None
 
     def control_actions(self) -> dict[str, Action]:
         """The HTTP control endpoints (docs: emulator/slack_standin.py)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import shlex
+import socket
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -309,3 +310,26 @@ def test_the_curl_lines_make_run_prints_type_schedule_and_open_the_home_tab(
     home = json.loads(opened.body)["event"]
     assert (home["type"], home["user"], home["tab"]) == ("app_home_opened", "U0DEMOANA", "home")
     assert set(sends) == {"command", "submit", "event"}
+
+
+def test_a_request_url_that_does_not_answer_is_a_400_naming_it(clock: FixedClock) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    with SlackStandIn(clock=clock) as standin:
+        standin.set_interactivity(f"http://127.0.0.1:{port}/", SECRET)
+        status, answer = control(standin, "url_verification", {"challenge": "c"})
+
+    assert status == 400
+    assert f"the Request URL http://127.0.0.1:{port}/ did not answer" in answer["error"]
+
+
+def test_reset_forgets_triggers_and_open_views(standin: SlackStandIn) -> None:
+    issued = standin.issue_trigger_id("U1")
+    standin.remember_view("U1", MODAL)
+
+    standin.reset()
+
+    assert standin.opened_view("U1") is None
+    with pytest.raises(SlackError, match="invalid_trigger_id"):
+        standin.spend_trigger_id(issued)
