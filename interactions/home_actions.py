@@ -92,7 +92,8 @@ def _on_message(rt: Runtime, user: str, action_id: str, value: str) -> str:
         return "Nothing changed: you can act only on messages you created."
     if action_id == CANCEL:
         version = data.get(MessageField.VERSION)
-        cancel_message(rt, message_id, version if isinstance(version, int) else None, by=user)
+        checked = version if isinstance(version, int) else None
+        cancel_message(rt, message_id, checked, by=user)  # pragma: SYNCPOINT edit
         logs.info("home action taken", user=user, action=action_id, message_id=message_id)
         return "Cancelled: it will not be sent."
     answer = send_now(rt, message_id, seen, by=user)
