@@ -101,6 +101,7 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
                               (emulator/slack_clicks.py), with a response_url back to the
                               stand-in -> {"ok": true, "status": <the target's HTTP status>}
 - GET /_control/replies      -> what was posted to response_urls (ephemeral replies), in order
+- GET /_control/home_views   -> each person's Home tab as last published, by user id
 
 What a person does in Slack, sent to the same interactivity URL as Slack sends it (one
 Request URL for interactivity, slash commands and events; emulator/slack_native_controls.py,
@@ -609,6 +610,9 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             return json_reply([asdict(post) for post in self.posts()])
         if (command, path) == ("GET", "/_control/replies"):
             return json_reply(self.replies())
+        if (command, path) == ("GET", "/_control/home_views"):
+            with self._lock:
+                return json_reply(copy.deepcopy(self._home_views))
         if (command, path) == ("POST", "/_control/reset"):
             self.reset()
             return json_reply({"ok": True})

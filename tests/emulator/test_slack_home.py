@@ -3,6 +3,8 @@ person and replaced by the next publish; a view Slack would refuse is refused, u
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +38,8 @@ def test_a_published_tab_is_read_back_per_person_and_replaced_by_the_next(standi
 
     assert standin.home_view(ANA) == home("second")
     assert standin.home_view("U0BEN5678") is None
+    with urllib.request.urlopen(standin.control_url + "home_views") as answer:  # noqa: S310
+        assert json.load(answer) == {ANA: home("second")}
 
 
 @pytest.mark.parametrize(
