@@ -41,7 +41,8 @@ from messages.claim import occurrence_of
 # Statuses of a message still to be sent (or settling); the others are over.
 LISTED = frozenset({*WAITING, Status.PAUSED, Status.SENDING, Status.UNCONFIRMED})
 CANCELLABLE = frozenset({*WAITING, Status.PAUSED})
-# At most this many documents are read per list; a person with more is told "N+ more".
+# At most this many documents are read per list (far more than a tab shows); the count of
+# "and N more" is within them.
 _READ_LIMIT = 500
 
 
