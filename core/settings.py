@@ -68,6 +68,9 @@ class Settings:
     # this, at most this many list pages a minute per list (Slack's Tier 2: 20+).
     directory_max_age_seconds: int = 3600
     directory_pages_per_minute: int = 10
+    # Slack user ids who may cancel or send now anyone's message from Slack (the Home tab);
+    # everyone else acts only on what they created.
+    slack_admins: frozenset[str] = frozenset()
 
     @property
     def is_production(self) -> bool:
@@ -115,6 +118,7 @@ class Settings:
             directory_pages_per_minute=_int(
                 env, "DIRECTORY_PAGES_PER_MINUTE", 10, minimum=1, maximum=20
             ),
+            slack_admins=_slack_admins(env),
         )
         settings = replace(settings, pubsub_topic=_topic(env, settings.project, settings.dispatch))
         # A lease must outlive the send it guards, or a slow post still in flight would be
@@ -181,6 +185,16 @@ def _composer_users(env: Mapping[str, str]) -> frozenset[str]:
     return users
 
 
+def _slack_admins(env: Mapping[str, str]) -> frozenset[str]:
+    """SLACK_ADMINS: comma-separated Slack user ids (U… or W…)."""
+    admins = frozenset(u.strip() for u in env.get("SLACK_ADMINS", "").split(",") if u.strip())
+    for admin in sorted(admins):
+        if not _SLACK_USER.fullmatch(admin):
+            raise SettingsError(f"SLACK_ADMINS entries must be Slack user ids, got {admin!r}")
+    return admins
+
+
+_SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,}")
 _COMPOSER_USER = re.compile(r"[^@\s]*@[^@\s.]+(\.[^@\s.]+)+")
 
 

@@ -61,6 +61,7 @@ class Method(enum.StrEnum):
     UPDATE = "chat.update"
     HISTORY = "conversations.history"
     OPEN = "conversations.open"
+    VIEWS_PUBLISH = "views.publish"
 
 
 # ok:false codes. Slack does not post a message it answers ok:false for, so an unlisted
@@ -356,6 +357,16 @@ class SlackTransport:
         if not isinstance(dm, str) or not dm:
             return PostResult(Outcome.AMBIGUOUS, "missing_channel", detail="ok without a channel")
         return dm
+
+    def publish_view(self, user: str, view: dict[str, Any]) -> PostResult:
+        """views.publish of `user`'s Home tab; DELIVERED when Slack took it. Publishing again
+        replaces the whole tab, so a failed publish is safe to repeat."""
+        answer = self._call(
+            Method.VIEWS_PUBLISH, lambda: self._client.views_publish(user_id=user, view=view)
+        )
+        if isinstance(answer, PostResult):
+            return answer
+        return PostResult(Outcome.DELIVERED)
 
     def update(
         self,

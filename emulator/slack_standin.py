@@ -41,6 +41,9 @@ answer is `not_authed`, with another kind of token `invalid_auth`.
 - users.list                limit, cursor: the named people (add_person), deleted and bots
                             flagged as Slack flags them
 - users.lookupByEmail       email -> the person; users_not_found (emulator/slack_directory.py)
+- views.publish             user_id, view (type home, at most 100 blocks) -> the view; the
+                            person's tab is replaced, read back with home_view(user)
+                            (emulator/slack_home.py)
 - anything else             unknown_method
 
 Every recorded message has `user`, `bot_id` and `app_id`: ours are UBOT, B0001, A0001, and
@@ -98,6 +101,7 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
                               (emulator/slack_clicks.py), with a response_url back to the
                               stand-in -> {"ok": true, "status": <the target's HTTP status>}
 - GET /_control/replies      -> what was posted to response_urls (ephemeral replies), in order
+- GET /_control/home_views   -> each person's Home tab as last published, by user id
 
 What a person does in Slack, sent to the same interactivity URL as Slack sends it (one
 Request URL for interactivity, slash commands and events; emulator/slack_native_controls.py,
@@ -195,6 +199,7 @@ from emulator.slack_history import (
     short_page_size,
     ts_param,
 )
+from emulator.slack_home import published_view
 from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
 from emulator.slack_native_controls import NativeRequests
 from emulator.slack_rate_limits import RateLimits
@@ -294,6 +299,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         self._short_pages = False
         self._interactivity: tuple[str, str] | None = None  # (request URL, signing secret)
         self._replies: list[dict[str, Any]] = []
+        self._home_views: dict[str, dict[str, Any]] = {}  # views.publish, per user
         self.native = NativeRequests(self)  # slash commands, shortcuts, submissions, events
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -307,6 +313,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "conversations.list": self._list_channels,
             "users.list": self._list_users,
             "users.lookupByEmail": self._lookup_by_email,
+            "views.publish": self._publish_view,
         }
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -456,6 +463,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._posts.clear()
             self._updates.clear()
             self._replies.clear()
+            self._home_views.clear()
             self._faults.clear()
             self._channels.clear()
             self._users = {BOT_USER_ID: UserState(bot=True)}
@@ -522,6 +530,11 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             raise ValueError(f"the interactivity URL must be http(s), got {url!r}")
         with self._lock:
             self._interactivity = (url, signing_secret)
+
+    def home_view(self, user: str) -> dict[str, Any] | None:
+        """The Home tab last published for `user` (views.publish), None if none was."""
+        with self._lock:
+            return copy.deepcopy(self._home_views.get(user))
 
     def replies(self) -> list[dict[str, Any]]:
         """The bodies posted to response_urls (the app's ephemeral replies), in order."""
@@ -597,6 +610,9 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             return json_reply([asdict(post) for post in self.posts()])
         if (command, path) == ("GET", "/_control/replies"):
             return json_reply(self.replies())
+        if (command, path) == ("GET", "/_control/home_views"):
+            with self._lock:
+                return json_reply(copy.deepcopy(self._home_views))
         if (command, path) == ("POST", "/_control/reset"):
             self.reset()
             return json_reply({"ok": True})
@@ -777,6 +793,12 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             already = dm in self._opened
             self._opened.add(dm)
         return {"channel": {"id": dm}, **({"no_op": True, "already_open": True} if already else {})}
+
+    def _publish_view(self, params: dict[str, Any]) -> dict[str, Any]:
+        user, view = published_view(params)
+        with self._lock:
+            self._home_views[user] = view
+        return {"view": {"id": f"V{len(self._home_views):08d}", **view}}
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = _channel(params)

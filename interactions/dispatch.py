@@ -12,7 +12,8 @@ from core import logs
 from core.runtime import Runtime
 from interactions.acknowledge import json_answer, ok
 from interactions.events_api import take_event
-from interactions.inbound import EVENT, MESSAGE_ACTIONS, URL_VERIFICATION, Inbound
+from interactions.home_actions import take_view_action
+from interactions.inbound import EVENT, MESSAGE_ACTIONS, URL_VERIFICATION, VIEW_ACTIONS, Inbound
 from interactions.message_click import take_click
 
 Handler = Callable[[Runtime, Inbound], flask.Response]
@@ -27,6 +28,7 @@ def answer_challenge(rt: Runtime, inbound: Inbound) -> flask.Response:
 HANDLERS: dict[str, Handler] = {
     MESSAGE_ACTIONS: take_click,
     URL_VERIFICATION: answer_challenge,
+    VIEW_ACTIONS: take_view_action,
     EVENT: take_event,
 }
 

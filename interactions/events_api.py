@@ -24,6 +24,7 @@ from core.documents.slack_events import SlackEventField
 from core.runtime import Runtime
 from core.store import SLACK_EVENTS, is_document_id
 from interactions.acknowledge import ok
+from interactions.home import home_opened
 from interactions.inbound import Inbound
 from interactions.uninstall import app_uninstalled, tokens_revoked
 
@@ -37,6 +38,7 @@ EventHandler = Callable[[Runtime, dict[str, Any]], None]
 EVENTS: dict[str, EventHandler] = {
     "app_uninstalled": app_uninstalled,
     "tokens_revoked": tokens_revoked,
+    "app_home_opened": home_opened,
 }
 
 

@@ -128,3 +128,14 @@ def test_a_teams_only_deployment_needs_no_slack_token():
     )
     with pytest.raises(SettingsError, match="TEAMS_APP_PASSWORD is required"):
         Settings.from_env({"TEAMS_APP_ID": "00000000-0000-0000-0000-00000000b07"})
+
+
+def test_slack_admins_are_split_and_trimmed():
+    s = Settings.from_env({**LOCAL, "SLACK_ADMINS": " U0ANA1234, ,W0BEN5678 "})
+    assert s.slack_admins == frozenset({"U0ANA1234", "W0BEN5678"})
+    assert Settings.from_env(LOCAL).slack_admins == frozenset()
+
+
+def test_a_slack_admin_that_is_no_user_id_is_refused():
+    with pytest.raises(SettingsError, match=r"SLACK_ADMINS entries .* got 'ana@example\.test'"):
+        Settings.from_env({**LOCAL, "SLACK_ADMINS": "U0ANA1234,ana@example.test"})
