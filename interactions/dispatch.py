@@ -1,6 +1,7 @@
 """Which code acts on each kind of signed Slack request (interactions.inbound): one row per
 kind. A kind without a row is acknowledged and logged, never an error: Slack only needs the
-acknowledgement, and an app's settings may send more than this product acts on."""
+acknowledgement, and an app's settings may send more than this product acts on. (An
+Events API `url_verification` is answered before the table: interactions.target.)"""
 
 from __future__ import annotations
 
@@ -10,24 +11,17 @@ import flask
 
 from core import logs
 from core.runtime import Runtime
-from interactions.acknowledge import json_answer, ok
+from interactions.acknowledge import ok
 from interactions.events_api import take_event
 from interactions.home_actions import take_view_action
-from interactions.inbound import EVENT, MESSAGE_ACTIONS, URL_VERIFICATION, VIEW_ACTIONS, Inbound
+from interactions.inbound import EVENT, MESSAGE_ACTIONS, VIEW_ACTIONS, Inbound
 from interactions.message_click import take_click
 
 Handler = Callable[[Runtime, Inbound], flask.Response]
 
 
-def answer_challenge(rt: Runtime, inbound: Inbound) -> flask.Response:
-    """Events API `url_verification`: Slack checks the Request URL by its `challenge`."""
-    challenge = inbound.fields.get("challenge")
-    return json_answer({"challenge": challenge if isinstance(challenge, str) else ""})
-
-
 HANDLERS: dict[str, Handler] = {
     MESSAGE_ACTIONS: take_click,
-    URL_VERIFICATION: answer_challenge,
     VIEW_ACTIONS: take_view_action,
     EVENT: take_event,
 }
