@@ -169,6 +169,7 @@ from emulator.slack_history import (
 from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
 from emulator.slack_rate_limits import RateLimits
 from emulator.slack_users import UserState, dm_id, is_user_id, users_param
+from emulator.slack_views import Views
 
 BOT_USER_ID = "UBOT"
 TEAM_ID = "T0001"
@@ -277,6 +278,8 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "users.list": self._list_users,
             "users.lookupByEmail": self._lookup_by_email,
         }
+        self.views = Views(self._clock)  # views.open/update, users.info, chat.postEphemeral
+        self._methods |= self.views.methods()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -436,6 +439,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._skew = timedelta(0)
             self._page_max = None
             self._short_pages = False
+        self.views.reset()
 
     def _channel_state(self, channel: str) -> ChannelState:
         with self._lock:
