@@ -46,7 +46,7 @@ from composer.versions import (
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
 from core.documents.messages import MessageField, MessageWrite, Status
-from core.documents.write import DELETE
+from core.documents.write import DELETE, UNSET
 from core.errors import Conflict
 from core.models import message_delivery_id
 from core.runtime import Runtime
@@ -72,7 +72,11 @@ MESSAGE_RECORDS = Records(MESSAGES, "message", message_json)
 
 
 def create_message(
-    rt: Runtime, draft: MessageDraft, key: idempotency.Fresh | None = None
+    rt: Runtime,
+    draft: MessageDraft,
+    key: idempotency.Fresh | None = None,
+    *,
+    by: str | None = None,
 ) -> dict[str, Any]:
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
@@ -86,6 +90,7 @@ def create_message(
         attempts=0,
         sent_count=0,
         created_at=now,
+        created_by=UNSET if by is None else by,
     )
     doc = MESSAGE_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now)
     logs.info(
