@@ -11,8 +11,17 @@ import flask
 from core import logs
 from core.runtime import Runtime
 from interactions.acknowledge import json_answer, ok
-from interactions.inbound import MESSAGE_ACTIONS, URL_VERIFICATION, Inbound
+from interactions.commands import take_command
+from interactions.inbound import (
+    COMMAND,
+    MESSAGE_ACTIONS,
+    MESSAGE_SHORTCUT,
+    URL_VERIFICATION,
+    VIEW_SUBMISSION,
+    Inbound,
+)
 from interactions.message_click import take_click
+from interactions.schedule_modal import take_shortcut, take_submission
 
 Handler = Callable[[Runtime, Inbound], flask.Response]
 
@@ -26,6 +35,9 @@ def answer_challenge(rt: Runtime, inbound: Inbound) -> flask.Response:
 HANDLERS: dict[str, Handler] = {
     MESSAGE_ACTIONS: take_click,
     URL_VERIFICATION: answer_challenge,
+    COMMAND: take_command,
+    VIEW_SUBMISSION: take_submission,
+    MESSAGE_SHORTCUT: take_shortcut,
 }
 
 
