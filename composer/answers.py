@@ -106,6 +106,14 @@ class StoredAway(_Stored):
     last: StrictStr | None = Field(default=None, alias="to")
 
 
+_CREATED_BY = Field(
+    default=None,
+    description="who made it: a Slack user id, the page's sign-in email, `admin` (the admin "
+    "token) or the service account's email (OIDC); absent when written straight to Firestore",
+)
+_UPDATED_BY = Field(default=None, description="who last changed it, in the same terms")
+
+
 class Message(_Stored):
     """A stored message (`scheduled_messages/{id}`) and its `id`."""
 
@@ -144,6 +152,8 @@ class Message(_Stored):
     last_slack_ts: StrictStr | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
+    created_by: StrictStr | None = _CREATED_BY
+    updated_by: StrictStr | None = _UPDATED_BY
     version: StrictInt | None = None
     names: Names = None
     series_id: StrictStr | None = Field(
@@ -201,6 +211,8 @@ class Rotation(_Stored):
     sent_count: StrictInt | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
+    created_by: StrictStr | None = _CREATED_BY
+    updated_by: StrictStr | None = _UPDATED_BY
     version: StrictInt | None = None
     names: Names = None
     up: RotationUp | None = Field(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -59,6 +60,8 @@ MAX_LIMIT = 200
 STATUSES = tuple(Status)  # the contract's, `skipped` and `sending` included
 _DOCUMENT_ID = "__name__"
 _ONE_STATUS = "|".join(STATUSES)
+# What `created_by` can hold (composer.actor): a Slack user id, an email, or `admin`.
+CREATED_BY = re.compile(r"^(?:[UW][A-Z0-9]{2,}|admin|[^@\s]{1,200}@[^@\s]{1,200})$")
 
 
 class PageQuery(BaseModel):
@@ -91,6 +94,11 @@ class MessageQuery(PageQuery):
         None,
         pattern=r"^[A-Za-z0-9:@._;=-]{1,500}$",
         description="messages to this Microsoft Teams conversation only",
+    )
+    created_by: str | None = Field(
+        None,
+        pattern=CREATED_BY.pattern,
+        description="messages made by this actor only: a Slack user id, an email, or `admin`",
     )
 
 
@@ -129,6 +137,7 @@ class Recipient:
     channel: str | None = None
     user: str | None = None
     teams_conversation: str | None = None
+    created_by: str | None = None  # not where it posts, but filtered alike: who made it
 
 
 def list_messages(rt: Runtime, statuses: list[str], to: Recipient, page: Page) -> dict[str, Any]:
@@ -139,6 +148,7 @@ def list_messages(rt: Runtime, statuses: list[str], to: Recipient, page: Page) -
         (MessageField.CHANNEL, to.channel),
         (MessageField.USER, to.user),
         (MessageField.TEAMS_CONVERSATION, to.teams_conversation),
+        (MessageField.CREATED_BY, to.created_by),
     ):
         if value is not None:
             query = query.where(filter=FieldFilter(field, "==", value))
@@ -282,6 +292,16 @@ def check_listing_channel(raw: str | None, problems: Problems) -> str | None:
 def check_listing_user(raw: str | None, problems: Problems) -> str | None:
     if raw is not None and not USER_ID.match(raw):
         problems.add("user", f"{raw[:80]!r} is not a Slack user id such as U0123ABCD")
+    return raw
+
+
+def check_listing_creator(raw: str | None, problems: Problems) -> str | None:
+    if raw is not None and not CREATED_BY.match(raw):
+        problems.add(
+            "created_by",
+            f"{raw[:80]!r} is not who made a message: a Slack user id such as U0123ABCD, "
+            "an email, or admin",
+        )
     return raw
 
 

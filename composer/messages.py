@@ -46,7 +46,7 @@ from composer.versions import (
 from core import logs
 from core.documents.deliveries import LedgerField, LedgerReason, LedgerStatus, LedgerWrite
 from core.documents.messages import MessageField, MessageWrite, Status
-from core.documents.write import DELETE, UNSET
+from core.documents.write import DELETE
 from core.errors import Conflict
 from core.models import message_delivery_id
 from core.runtime import Runtime
@@ -72,12 +72,9 @@ MESSAGE_RECORDS = Records(MESSAGES, "message", message_json)
 
 
 def create_message(
-    rt: Runtime,
-    draft: MessageDraft,
-    key: idempotency.Fresh | None = None,
-    *,
-    by: str | None = None,
+    rt: Runtime, draft: MessageDraft, key: idempotency.Fresh | None = None, *, by: str | None = None
 ) -> dict[str, Any]:
+    """`by`: who creates it (a Slack user id from Slack); None: the request's principal."""
     now = rt.clock.now()
     plan = check_message(draft, now, schedule_from_now=True)
     check_category_exists(rt.db, draft.category)
@@ -90,9 +87,8 @@ def create_message(
         attempts=0,
         sent_count=0,
         created_at=now,
-        created_by=UNSET if by is None else by,
     )
-    doc = MESSAGE_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now)
+    doc = MESSAGE_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now, by)
     logs.info(
         "message created",
         message_id=reference.id,
@@ -106,7 +102,7 @@ def create_message(
 
 
 def edit_message(
-    rt: Runtime, message_id: str, edit: MessageEdit, if_match: int | None
+    rt: Runtime, message_id: str, edit: MessageEdit, if_match: int | None, *, by: str | None = None
 ) -> dict[str, Any]:
     check_category_exists(rt.db, edit.category)
 
@@ -125,10 +121,12 @@ def edit_message(
         )
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
-    return MESSAGE_RECORDS.edit(rt, message_id, decide)
+    return MESSAGE_RECORDS.edit(rt, message_id, decide, by)
 
 
-def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
+def cancel_message(
+    rt: Runtime, message_id: str, if_match: int | None, *, by: str | None = None
+) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision | None:
         _refuse(data, _NOT_CANCELLABLE, "cancelled")
         check_if_match(data, if_match)
@@ -148,7 +146,7 @@ def cancel_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
     reference = rt.db.collection(MESSAGES).document(message_id)
-    after = decide_and_write(rt.db, reference, "message", decide)
+    after = decide_and_write(rt.db, reference, "message", decide, by)
     logs.info("message cancelled", message_id=message_id, version=after.get(MessageField.VERSION))
     return message_json(message_id, after)
 

@@ -1,9 +1,9 @@
 """`names` in answers: each record an answer carries (a message, a rotation, a delivery, a
 preview) gains `"names": {id: "#name" | "@Name" | a Teams conversation's name}` for the ids it
-shows: `channel`, `user`, `teams_conversation`, `members`, `member`, and the `<@U…>` and
-`<#C…>` mentions of its `text`. From the directory cache only (core.directory), in one
-batched read per answer, a page's records included. An id the cache does not know is left
-out: the page shows the id."""
+shows: `channel`, `user`, `teams_conversation`, `members`, `member`, `created_by`,
+`updated_by`, and the `<@U…>` and `<#C…>` mentions of its `text`. From the directory cache
+only (core.directory), in one batched read per answer, a page's records included. An id the
+cache does not know is left out: the page shows the id."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ _RECORDS = frozenset({"Message", "Rotation", "MessagePreview", "RotationTurns"})
 _LISTS = ("messages", "rotations", "deliveries")
 _NESTED = ("message", "series", "rotation")
 _ID_FIELDS = ("channel", "user", "teams_conversation", "member")
+# Who made and last changed a record: a Slack user id is named (an email or `admin` is not).
+_ACTOR_FIELDS = ("created_by", "updated_by")
 
 B = TypeVar("B")
 
@@ -74,7 +76,7 @@ def _records(answer_model: str, body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _ids_of(record: dict[str, Any]) -> set[str]:
-    ids = {v for f in _ID_FIELDS if isinstance(v := record.get(f), str) and v}
+    ids = {v for f in _ID_FIELDS + _ACTOR_FIELDS if isinstance(v := record.get(f), str) and v}
     members = record.get("members")
     if isinstance(members, list):
         ids |= {m for m in members if isinstance(m, str) and m}

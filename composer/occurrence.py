@@ -17,18 +17,18 @@ from typing import Any
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 
 from composer import idempotency
+from composer.actor import updated_by
 from composer.models import OccurrenceEdit
+from composer.records import first_version
 from composer.serialize import message_json
 from composer.validation import Problems, check_text
 from composer.versions import applied, read, version_of
 from core import logs
 from core.documents.messages import MessageField, MessageWrite, Status
-from core.documents.subjects import SubjectWrite
 from core.errors import Conflict, DocumentError, ValidationFailed
 from core.models import Message
 from core.runtime import Runtime
 from core.schedule import Recurrence, recurrence_from_fields, to_local
-from core.shards import shard_of
 from core.store import MESSAGES
 
 SERIES_ID = "series_id"  # on the one-off: the series it was an occurrence of
@@ -51,9 +51,17 @@ _TRIES = 3
 
 
 def edit_occurrence(
-    rt: Runtime, message_id: str, edit: OccurrenceEdit, body: dict[str, Any], key: str | None
+    rt: Runtime,
+    message_id: str,
+    edit: OccurrenceEdit,
+    body: dict[str, Any],
+    key: str | None,
+    *,
+    by: str | None = None,
 ) -> dict[str, Any]:
-    """201's answer `{"series", "message"}`; a replayed key answers the records it made."""
+    """201's answer `{"series", "message"}`; a replayed key answers the records it made. The
+    actor (`by`, else the request's principal: composer.actor) changed the series and made
+    the one-off."""
     route = f"POST /messages/{message_id}/occurrence"
     for _ in range(_TRIES):
         fresh = None
@@ -63,14 +71,18 @@ def edit_occurrence(
                 return _answer(rt, message_id, found.target_id)
             fresh = found
         try:
-            return _split(rt, message_id, edit, fresh)
+            return _split(rt, message_id, edit, fresh, by)
         except (AlreadyExists, FailedPrecondition):
             continue  # the series changed, or a concurrent request used the key: again
     raise Conflict("the series kept changing while this request was deciding; try again")
 
 
 def _split(
-    rt: Runtime, message_id: str, edit: OccurrenceEdit, key: idempotency.Fresh | None
+    rt: Runtime,
+    message_id: str,
+    edit: OccurrenceEdit,
+    key: idempotency.Fresh | None,
+    by: str | None,
 ) -> dict[str, Any]:
     now = rt.clock.now()
     series_ref = rt.db.collection(MESSAGES).document(message_id)
@@ -78,9 +90,9 @@ def _split(
     data = snap.to_dict() or {}
     recurrence, message = _series(message_id, data, edit.occurrence_at, now)
     exdates = [*(data.get(MessageField.EXDATES) or []), _local(edit.occurrence_at, recurrence)]
-    series = _series_update(data, exdates, edit.occurrence_at, now)
+    series = _series_update(data, exdates, edit.occurrence_at, now) | updated_by(by)
     one_off_ref = rt.db.collection(MESSAGES).document()
-    one_off = _one_off(rt, data, message, edit, one_off_ref.id, now)
+    one_off = _one_off(rt, data, message, edit, one_off_ref.id, now, by)
     batch = rt.db.batch()
     batch.update(series_ref, series, option=rt.db.write_option(last_update_time=snap.update_time))
     batch.create(one_off_ref, one_off)
@@ -152,6 +164,7 @@ def _one_off(
     edit: OccurrenceEdit,
     doc_id: str,
     now: datetime,
+    by: str | None,
 ) -> dict[str, Any]:
     problems = Problems()
     text = edit.text if edit.text is not None else str(data.get(MessageField.TEXT, ""))
@@ -171,7 +184,7 @@ def _one_off(
         sent_count=0,
         created_at=now,
     )
-    first = SubjectWrite(shard=shard_of(doc_id, rt.settings.shards), updated_at=now, version=1)
+    first = first_version(rt, doc_id, now, by)
     return kept | fields.to_document() | first.to_document() | {SERIES_ID: message.id}
 
 

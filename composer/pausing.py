@@ -26,7 +26,9 @@ from core.store import MESSAGES
 PAUSABLE = (Status.PENDING, Status.RECURRING)
 
 
-def pause_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
+def pause_message(
+    rt: Runtime, message_id: str, if_match: int | None, *, by: str | None = None
+) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision | None:
         check_if_match(data, if_match)
         if data.get(MessageField.STATUS) == Status.PAUSED:
@@ -41,10 +43,12 @@ def pause_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[st
         ).to_document()
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
-    return _write(rt, message_id, decide, "message paused")
+    return _write(rt, message_id, decide, "message paused", by)
 
 
-def resume_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
+def resume_message(
+    rt: Runtime, message_id: str, if_match: int | None, *, by: str | None = None
+) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
         check_if_match(data, if_match)
         _require(data, (Status.PAUSED,), "resumed")
@@ -54,7 +58,7 @@ def resume_message(rt: Runtime, message_id: str, if_match: int | None) -> dict[s
         )
         return Decision(update.to_document())
 
-    return _write(rt, message_id, decide, "message resumed")
+    return _write(rt, message_id, decide, "message resumed", by)
 
 
 def _next_run(data: dict[str, Any], now: datetime) -> MessageWrite:
@@ -81,9 +85,9 @@ def _require(data: dict[str, Any], allowed: tuple[str, ...], verb: str) -> None:
         )
 
 
-def _write(rt: Runtime, message_id: str, decide: Any, event: str) -> dict[str, Any]:
+def _write(rt: Runtime, message_id: str, decide: Any, event: str, by: str | None) -> dict[str, Any]:
     reference = rt.db.collection(MESSAGES).document(message_id)
-    after = decide_and_write(rt.db, reference, "message", decide)
+    after = decide_and_write(rt.db, reference, "message", decide, by)
     logs.info(
         event,
         message_id=message_id,

@@ -6,13 +6,14 @@ a precondition (`composer.versions.decide_and_write`) and logged as it now stand
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from google.cloud import firestore
 
 from composer import idempotency
+from composer.actor import actor
 from composer.versions import Decision, decide_and_write, read
 from core import logs
 from core.documents.subjects import SubjectField, SubjectWrite
@@ -54,12 +55,11 @@ class Records:
         fields: dict[str, Any],
         key: idempotency.Fresh | None,
         now: datetime,
+        by: str | None = None,
     ) -> dict[str, Any]:
         """Creates the record from `fields` as its first version (its shard, version 1,
-        stamped `now`); returns what was stored."""
-        first = SubjectWrite(
-            shard=shard_of(reference.id, rt.settings.shards), updated_at=now, version=1
-        )
+        stamped `now`, made by the actor: composer.actor); returns what was stored."""
+        first = first_version(rt, reference.id, now, by)
         document = fields | first.to_document()
         idempotency.create(rt.db, reference, document, key, now)
         return document
@@ -69,10 +69,11 @@ class Records:
         rt: Runtime,
         record_id: str,
         decide: Callable[[dict[str, Any]], Decision | None],
+        by: str | None = None,
     ) -> dict[str, Any]:
         """The answer of the record after the edit `decide` makes; logged as it now stands."""
         reference = rt.db.collection(self.collection).document(record_id)
-        after = decide_and_write(rt.db, reference, self.noun, decide)
+        after = decide_and_write(rt.db, reference, self.noun, decide, by)
         logs.info(
             f"{self.noun} edited",
             **{f"{self.noun}_id": record_id},
@@ -81,3 +82,11 @@ class Records:
             next_run_at=after.get(SubjectField.NEXT_RUN_AT),
         )
         return self.answer_at(rt, record_id, after)
+
+
+def first_version(rt: Runtime, record_id: str, now: datetime, by: str | None) -> SubjectWrite:
+    """What every new record stores besides its content: its shard, version 1, stamped
+    `now`, and who made it (`created_by` = `updated_by`: composer.actor) when known."""
+    first = SubjectWrite(shard=shard_of(record_id, rt.settings.shards), updated_at=now, version=1)
+    who = actor(by)
+    return first if who is None else replace(first, created_by=who, updated_by=who)

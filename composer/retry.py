@@ -13,6 +13,7 @@ from typing import Any
 
 from google.api_core.exceptions import FailedPrecondition
 
+from composer.actor import actor
 from composer.send_now import send_pinned
 from composer.versions import read
 from core.documents.deliveries import LedgerField, LedgerStatus
@@ -29,7 +30,9 @@ REASON = "retried through the API (POST /messages/{id}/retry)"
 BY = "api"
 
 
-def retry_message(rt: Runtime, message_id: str) -> dict[str, Any]:
+def retry_message(rt: Runtime, message_id: str, *, by: str | None = None) -> dict[str, Any]:
+    """`by` (else the request's principal: composer.actor) is recorded as who released the
+    ledger entry."""
     data = read(rt.db.collection(MESSAGES).document(message_id), "message").to_dict() or {}
     status = data.get(MessageField.STATUS)
     if status != Status.FAILED:
@@ -48,7 +51,8 @@ def retry_message(rt: Runtime, message_id: str) -> dict[str, Any]:
     if entry.get(LedgerField.STATUS) != LedgerStatus.FAILED:
         raise Conflict(f"delivery {delivery_id!r} is {entry.get(LedgerField.STATUS)!r}, not failed")
     try:
-        settle(rt, [MESSAGE_KIND], Settle(RELEASE, delivery_id, REASON, BY, rt.clock.now()))
+        released = Settle(RELEASE, delivery_id, REASON, actor(by) or BY, rt.clock.now())
+        settle(rt, [MESSAGE_KIND], released)
     except SettleRefused as exc:
         raise Conflict(str(exc)) from None
     except FailedPrecondition:  # changed since the read: a concurrent retry or edit won

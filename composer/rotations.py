@@ -59,7 +59,11 @@ ROTATION_RECORDS = Records(ROTATIONS, "rotation", rotation_json, with_up)
 
 
 def create_rotation(
-    rt: Runtime, draft: RotationDraft, key: idempotency.Fresh | None = None
+    rt: Runtime,
+    draft: RotationDraft,
+    key: idempotency.Fresh | None = None,
+    *,
+    by: str | None = None,
 ) -> dict[str, Any]:
     now = rt.clock.now()
     reference = ROTATION_RECORDS.new(rt)
@@ -68,7 +72,7 @@ def create_rotation(
     # With no `last_processed_date`, today's turn is open: created after today's send_time
     # on a turn day, the rotation is due at once and posts today's turn at the next tick.
     fields = RotationWrite(next_run_at=plan.next_run_at, created_at=now)
-    doc = ROTATION_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now)
+    doc = ROTATION_RECORDS.create(rt, reference, plan.content | fields.to_document(), key, now, by)
     logs.info(
         "rotation created",
         rotation_id=reference.id,
@@ -80,18 +84,28 @@ def create_rotation(
 
 
 def edit_rotation(
-    rt: Runtime, rotation_id: str, edit: RotationEdit, if_match: int | None
+    rt: Runtime,
+    rotation_id: str,
+    edit: RotationEdit,
+    if_match: int | None,
+    *,
+    by: str | None = None,
 ) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
         _refuse_while_claimed(data)
         check_if_match(data, if_match)
         return Decision(_edited(rt, rotation_id, data, edit))
 
-    return ROTATION_RECORDS.edit(rt, rotation_id, decide)
+    return ROTATION_RECORDS.edit(rt, rotation_id, decide, by)
 
 
 def swap_members(
-    rt: Runtime, rotation_id: str, swap: RotationSwap, if_match: int | None
+    rt: Runtime,
+    rotation_id: str,
+    swap: RotationSwap,
+    if_match: int | None,
+    *,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """The two members trade places in `members`, the cursor staying where it is: each takes
     the turn the other would have had (and every one after it, in the order). 422 naming
@@ -117,7 +131,7 @@ def swap_members(
         )
         return Decision(write.to_document())
 
-    return ROTATION_RECORDS.edit(rt, rotation_id, decide)
+    return ROTATION_RECORDS.edit(rt, rotation_id, decide, by)
 
 
 def _refuse_while_claimed(data: dict[str, Any]) -> None:

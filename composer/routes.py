@@ -140,6 +140,7 @@ def _list_messages(request: flask.Request, rt: Runtime) -> Answer:
         listing.check_listing_channel(request.args.get("channel"), problems),
         listing.check_listing_user(request.args.get("user"), problems),
         listing.check_listing_teams(request.args.get("teams_conversation"), problems),
+        listing.check_listing_creator(request.args.get("created_by"), problems),
     )
     page = listing.page_from(request.args, problems)
     problems.raise_if_any()

@@ -41,10 +41,12 @@ from processor.deliver import Sent, claim_and_send, record_sends
 _ENDED = (LedgerStatus.SENT, LedgerStatus.FAILED, LedgerStatus.SKIPPED)
 
 
-def send_now(rt: Runtime, message_id: str, seen: datetime | None) -> dict[str, Any]:
+def send_now(
+    rt: Runtime, message_id: str, seen: datetime | None, *, by: str | None = None
+) -> dict[str, Any]:
     """Pin the next occurrence (409 when it is not `seen`, is already being sent, or the
     message is not waiting), then claim and send it as a pass would."""
-    pinned, occurrence = pin_now(rt, message_id, seen)  # pragma: SYNCPOINT edit
+    pinned, occurrence = pin_now(rt, message_id, seen, by)  # pragma: SYNCPOINT edit
     return send_pinned(rt, message_id, occurrence, pinned)
 
 
@@ -67,7 +69,9 @@ def send_pinned(
     }
 
 
-def pin_now(rt: Runtime, message_id: str, seen: datetime | None) -> tuple[dict[str, Any], datetime]:
+def pin_now(
+    rt: Runtime, message_id: str, seen: datetime | None, by: str | None = None
+) -> tuple[dict[str, Any], datetime]:
     """The first step alone: the message as pinned, and the occurrence it is pinned to."""
     now = rt.clock.now()
     pinned: list[datetime] = []
@@ -84,7 +88,7 @@ def pin_now(rt: Runtime, message_id: str, seen: datetime | None) -> tuple[dict[s
         return Decision(update.to_document())
 
     reference = rt.db.collection(MESSAGES).document(message_id)
-    after = decide_and_write(rt.db, reference, "message", decide)
+    after = decide_and_write(rt.db, reference, "message", decide, by)
     logs.info(
         "message pinned to send now",
         message_id=message_id,

@@ -29,7 +29,9 @@ _LOCAL = "%Y-%m-%dT%H:%M:%S"
 _INSTANT = timedelta(microseconds=1)
 
 
-def skip_next(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, Any]:
+def skip_next(
+    rt: Runtime, message_id: str, if_match: int | None, *, by: str | None = None
+) -> dict[str, Any]:
     def decide(data: dict[str, Any]) -> Decision:
         check_if_match(data, if_match)
         status = data.get(MessageField.STATUS)
@@ -50,7 +52,7 @@ def skip_next(rt: Runtime, message_id: str, if_match: int | None) -> dict[str, A
         return Decision(update, abandoned_retry(rt, message_id, data, update, now))
 
     reference = rt.db.collection(MESSAGES).document(message_id)
-    after = decide_and_write(rt.db, reference, "message", decide)
+    after = decide_and_write(rt.db, reference, "message", decide, by)
     logs.info(
         "next occurrence skipped",
         message_id=message_id,

@@ -19,6 +19,7 @@ from google.api_core.exceptions import FailedPrecondition
 from google.cloud import firestore
 from pydantic import BaseModel
 
+from composer.actor import updated_by
 from composer.validation import Problems
 from core.documents.subjects import SubjectField
 from core.errors import BadRequest, Conflict, NotFound, PreconditionFailed
@@ -95,27 +96,29 @@ def decide_and_write(
     reference: firestore.DocumentReference,
     what: str,
     decide: Callable[[dict[str, Any]], Decision | None],
+    by: str | None = None,
 ) -> dict[str, Any]:
     """Read, let `decide` raise (404/409/412/422) or return the writes (None: nothing to
     write), and commit them only if the record did not change since the read; else decide
-    again."""
+    again. The record's `updated_by` becomes the actor (`by`, else the request's principal:
+    composer.actor), when one is known."""
+    by_whom = updated_by(by)
     for _ in range(_MAX_DECISIONS):
         snap = read(reference, what)
         data = snap.to_dict() or {}
         decision = decide(data)
         if decision is None:
             return data
+        update = decision.update | by_whom
         batch = db.batch()
-        batch.update(
-            reference, decision.update, option=db.write_option(last_update_time=snap.update_time)
-        )
+        batch.update(reference, update, option=db.write_option(last_update_time=snap.update_time))
         for other, fields, read_at in decision.along:
             batch.update(other, fields, option=db.write_option(last_update_time=read_at))
         try:
             batch.commit()  # pragma: SYNCPOINT edit
         except FailedPrecondition:
             continue  # written since our read (a claim, a send, another edit): decide again
-        return applied(data, decision.update)
+        return applied(data, update)
     raise Conflict(f"the {what} kept changing while this request was deciding; try again")
 
 

@@ -326,6 +326,14 @@ def _weekdays(body: str, value: str, freq: str, parts: dict[str, str]) -> tuple[
             if n == 0 or abs(n) > most:
                 _invalid(body, f"BYDAY={item}: the ordinal must be 1..{most} or -{most}..-1")
         days.append(weekday(_DAYS.index(day), n))
+    if len({day.n is None for day in days}) > 1:
+        # RFC 5545 means either (1FR,FR: the first Friday and every Friday); dateutil keeps
+        # only days both name (the first Friday alone), so such a rule is refused, not
+        # sent on other days than it says.
+        _invalid(
+            body,
+            f"BYDAY={value} mixes days with and without an ordinal: give every day one, or none",
+        )
     return tuple(days)
 
 

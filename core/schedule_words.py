@@ -231,14 +231,6 @@ def _weekdays(parts: Mapping[str, str], freq: str) -> str | None:
     items = parts["BYDAY"].split(",")
     plain = [_DAY_CODES.index(item) for item in items if item in _DAY_CODES]
     ordinal = [item for item in items if item not in _DAY_CODES]
-    if plain and ordinal:
-        # The engine (dateutil) keeps a day only when it matches both kinds: the ordinal
-        # days that fall on one of the plain weekdays (RFC 5545 would take either).
-        kept = [item for item in ordinal if _DAY_CODES.index(item[-2:]) in plain]
-        if not kept:
-            never = _join([_ordinal_item(item, None) for item in ordinal])
-            return f"no day ({never} is never a {_day_group(plain, singular=True)})"
-        ordinal, plain = kept, []
     said = []
     if plain:
         if "BYSETPOS" in parts and not ordinal and _setpos_said(parts):

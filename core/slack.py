@@ -9,6 +9,10 @@
   fatal_error): never resent blindly; the occurrence stays claimed under its lease until
   reconciliation settles it.
 
+While the app is uninstalled from its workspace (processor.installation decides it once per
+pass), the transport posts nothing: chat.postMessage, chat.update and conversations.open
+answer FAILED `app_uninstalled` themselves (`hold`).
+
 Slack's rate limits are per method (docs/slack-limits.md). A 429 from any method makes this
 process wait out its `Retry-After` for that method (for chat.postMessage, whose limit Slack
 states per channel, for that channel): until then the transport does not call it, and
@@ -45,6 +49,8 @@ from core.platform import (
 )
 
 EVENT_TYPE = "scheduled_message"
+# What a post answers while the app is uninstalled (SlackTransport.hold).
+APP_UNINSTALLED = "app_uninstalled"
 
 
 class Method(enum.StrEnum):
@@ -220,6 +226,16 @@ class MethodWaits:
 
 _Answer = TypeVar("_Answer")
 
+# The methods that post or would lead to a post: held while the app is uninstalled.
+_POSTING = frozenset({Method.POST_MESSAGE, Method.UPDATE, Method.OPEN})
+
+
+class _Held:
+    """Why this process posts nothing to Slack now (None: it posts); shared by with_clock()
+    copies. One attribute, replaced whole: reads and writes need no lock."""
+
+    code: str | None = None
+
 
 class SlackTransport:
     def __init__(
@@ -233,6 +249,21 @@ class SlackTransport:
         self._identity: Identity | None = None
         self._waits_clock: Clock = clock or SystemClock()
         self._waits = MethodWaits()
+        self._held = _Held()
+
+    def hold(self, code: str | None) -> None:
+        """From now on, every posting call answers FAILED `code` without calling Slack
+        (None: they call Slack again)."""
+        self._held.code = code
+
+    def team(self) -> str | PostResult:
+        """The token's workspace (`auth.test`'s `team_id`, "" if it names none), asked now:
+        whether the token works; what went wrong otherwise."""
+        answer = self._call(Method.AUTH_TEST, self._client.auth_test)
+        if isinstance(answer, PostResult):
+            return answer
+        team_id = answer.get("team_id")
+        return team_id if isinstance(team_id, str) else ""
 
     def with_clock(self, clock: Clock) -> SlackTransport:
         """This transport on another clock: the same connection and the same waits."""
@@ -251,6 +282,9 @@ class SlackTransport:
         """Slack's answer to `call`, or what went wrong: a 429 makes the process wait out
         its Retry-After for `method` (in `channel`, when given), and meanwhile it is not
         called at all."""
+        held = self._held.code
+        if held is not None and method in _POSTING:
+            return PostResult(Outcome.FAILED, held, detail=f"{method} not called: {held}")
         now = self._waits_clock.now()
         until = self._waits.until((method, channel), now)
         if until is not None:

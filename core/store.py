@@ -29,6 +29,9 @@ RESPONSES = "responses"
 PEOPLE = "people"
 # Slack interactivity: signatures taken within the 5-minute window (replay refusal).
 INTERACTION_SIGNATURES = "interaction_signatures"
+# Slack's Events API: each event_id taken once, and the app's installation state per team.
+SLACK_EVENTS = "slack_events"
+SLACK_INSTALLATION = "slack_installation"
 # Microsoft Teams: the conversations our bot is installed in (core.documents.teams_conversations).
 TEAMS_CONVERSATIONS = "teams_conversations"
 # The names of Slack's channels and people, cached (core.documents.directory).

@@ -228,6 +228,21 @@ def replay_hint(control_url: str, interactions_url: str) -> str:
     )
 
 
+def native_hint(control_url: str, channel: str) -> str:
+    """How a developer types `/schedule` and opens the Home tab without Slack: the stand-in
+    sends them, signed as Slack signs, to the `interactions` target (docs/slack-app.md)."""
+    typed = json.dumps({"user": "U0DEMOANA", "channel": channel, "command": "/schedule"})
+    home = json.dumps({"event": {"type": "app_home_opened", "user": "U0DEMOANA"}})
+    submitted = json.dumps({"user": "U0DEMOANA", "values": {"<action_id>": "<value>"}})
+    return (
+        "type /schedule as Ana (opens the modal), then submit it with its fields' values:\n"
+        f"  curl -X POST {control_url}command -d '{typed}'\n"
+        f"  curl -X POST {control_url}submit -d '{submitted}'\n"
+        "open Ana's Home tab:\n"
+        f"  curl -X POST {control_url}event -d '{home}'"
+    )
+
+
 def tick(token: str) -> dict[str, Any]:
     request = urllib.request.Request(
         f"http://127.0.0.1:{FUNCTION_PORT}/",
@@ -353,6 +368,7 @@ def main() -> int:
             interactions_url = f"http://127.0.0.1:{INTERACTIONS_PORT}/"
             standin.set_interactivity(interactions_url, env["SLACK_SIGNING_SECRET"])
             print(replay_hint(standin.control_url, interactions_url))
+            print(native_hint(standin.control_url, channel))
         teams = start_teams_standin(env)
         stack.append(teams)
 

@@ -99,6 +99,35 @@ HTTP control (JSON bodies; a bad body is 400 {"ok": false, "error": <what is wro
                               stand-in -> {"ok": true, "status": <the target's HTTP status>}
 - GET /_control/replies      -> what was posted to response_urls (ephemeral replies), in order
 
+What a person does in Slack, sent to the same interactivity URL as Slack sends it (one
+Request URL for interactivity, slash commands and events; emulator/slack_native_controls.py,
+bodies from emulator/slack_native.py), signed at the stand-in's clock; each answers
+{"ok": true, "status": <the target's HTTP status>, "answer": <its JSON body, or text>}:
+- POST /_control/command     {"user": "U1", "channel": "C1", "command"?: "/schedule",
+                              "text"?: ""} -> + "trigger_id" (fresh, issued to the user)
+- POST /_control/shortcut    {"user": "U1", "ts"?, "channel"?, "callback_id"?:
+                              "schedule_copy"}: the message shortcut on message `ts` (default:
+                              the latest message, in `channel` when given) -> + "trigger_id"
+- POST /_control/submit      {"user": "U1", "values"?: {"<action_id>": <value>}}: submits the
+                              view last opened for the user (remember_view), `state.values`
+                              built from the view (untouched inputs keep their initial value);
+                              the answer's response_action `errors` keeps it open, `update`/
+                              `push` open the answered view, anything else closes it
+- POST /_control/event       {"event": {"type": ..., ...}, "event_id"?, "retry_num"?,
+                              "retry_reason"?: "http_timeout"}: an Events API callback (a new
+                              event_id unless given; an `app_home_opened` given only `user`
+                              gets Slack's channel, tab and event_ts); retry_num adds
+                              X-Slack-Retry-Num and X-Slack-Retry-Reason -> + "event_id". A
+                              retry is signed anew at the stand-in's clock, as Slack re-signs:
+                              advance a fixed clock between deliveries, or the target sees the
+                              same signature twice and refuses the second as a replay.
+- POST /_control/url_verification {"challenge": "..."}
+In-process: standin.native.command/shortcut/submit/event/url_verification (same answers);
+issue_trigger_id(user), spend_trigger_id(trigger_id) -> the user, or SlackError
+invalid_trigger_id / exchanged_trigger_id (used before) / expired_trigger_id (more than 3 s
+on the stand-in's clock), for views.open; remember_view(user, view) (views.open, push and
+update call it), opened_view(user).
+
 Latency: `latency` seconds (CLI `--latency-ms`) are added to every API call's answer, after
 the call took effect, as a real Slack round trip would; the benchmark posts against it.
 
@@ -167,6 +196,7 @@ from emulator.slack_history import (
     ts_param,
 )
 from emulator.slack_limits import SlackError, check_blocks, check_event_type, truncate_text
+from emulator.slack_native_controls import NativeRequests
 from emulator.slack_rate_limits import RateLimits
 from emulator.slack_users import UserState, dm_id, is_user_id, users_param
 from emulator.slack_views import Views
@@ -265,6 +295,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         self._short_pages = False
         self._interactivity: tuple[str, str] | None = None  # (request URL, signing secret)
         self._replies: list[dict[str, Any]] = []
+        self.native = NativeRequests(self)  # slash commands, shortcuts, submissions, events
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -278,7 +309,8 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "users.list": self._list_users,
             "users.lookupByEmail": self._lookup_by_email,
         }
-        self.views = Views(self._clock)  # views.open/update, users.info, chat.postEphemeral
+        # views.open/update, users.info, chat.postEphemeral
+        self.views = Views(self._clock, self.spend_trigger_id, self.remember_view)
         self._methods |= self.views.methods()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -439,6 +471,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._skew = timedelta(0)
             self._page_max = None
             self._short_pages = False
+        self.native.clear()
         self.views.reset()
 
     def _channel_state(self, channel: str) -> ChannelState:
@@ -527,6 +560,43 @@ class SlackStandIn(InjectsFaults[Fault], Service):
         except urllib.error.HTTPError as error:
             return int(error.code)
 
+    # -- Slack-native requests (emulator/slack_native_controls.py) ------------------------
+
+    def now(self) -> datetime:
+        return self._clock.now()
+
+    def request_url(self) -> tuple[str, str]:
+        """The app's Request URL and signing secret (set_interactivity)."""
+        with self._lock:
+            if self._interactivity is None:
+                raise ValueError("no interactivity URL: set one first")
+            return self._interactivity
+
+    def message(self, ts: str | None, channel: str | None) -> tuple[str, dict[str, Any]]:
+        """The channel and message object (as history gives it) of message `ts`, or of the
+        latest message (in `channel` when given)."""
+        for post in reversed(self.posts()):
+            if (ts is None or post.ts == ts) and (channel is None or post.channel == channel):
+                return post.channel, _message(post, with_metadata=False)
+        raise ValueError(f"no message {ts or 'at all'}{f' in {channel}' if channel else ''}")
+
+    def issue_trigger_id(self, user: str) -> str:
+        """A trigger id for `user`, good for one views.open within 3 s (stand-in clock)."""
+        return self.native.triggers.issue(user, self._clock.now())
+
+    def spend_trigger_id(self, trigger_id: str) -> str:
+        """The user `trigger_id` was issued to; SlackError invalid_trigger_id,
+        exchanged_trigger_id (used before) or expired_trigger_id (past 3 s) otherwise."""
+        return self.native.triggers.spend(trigger_id, self._clock.now())
+
+    def remember_view(self, user: str, view: dict[str, Any]) -> None:
+        """The view now open for `user` (views.open/push/update call this), which
+        `/_control/submit` submits."""
+        self.native.views.remember(user, view)
+
+    def opened_view(self, user: str) -> dict[str, Any] | None:
+        return self.native.views.get(user)
+
     def _control(self, command: str, path: str, body: bytes) -> Reply:
         if (command, path) == ("GET", "/_control/posts"):
             return json_reply([asdict(post) for post in self.posts()])
@@ -611,6 +681,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             return {}
 
         return {
+            **self.native.control_actions(),
             "/_control/directory": directory,
             "/_control/interactivity": interactivity,
             "/_control/click": click,

@@ -1,11 +1,10 @@
 """Modals, people's time zones and ephemeral messages in the Slack stand-in: `views.open`,
 `views.update`, `users.info`, `chat.postEphemeral`, each recorded for tests to read.
 
-A `trigger_id` is issued by the stand-in (`issue_trigger`, as Slack issues one with each
-slash command or shortcut) and opens one view within 3 s of being issued, once (Slack's
-reference for views.open): later it answers `expired_trigger_id`, a second time
-`exchanged_trigger_id`, and one it never issued `invalid_trigger_id`. Time is the stand-in's
-clock, so a test expires a trigger by moving its clock."""
+views.open spends a trigger id the stand-in issued (emulator/slack_triggers.py: once,
+within 3 s on the stand-in's clock; `invalid_trigger_id`, `exchanged_trigger_id`,
+`expired_trigger_id` otherwise) and remembers the view as open for that person, which is
+what `/_control/submit` submits; views.update replaces it."""
 
 from __future__ import annotations
 
@@ -15,17 +14,18 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from core.clock import Clock
 from emulator.slack_limits import SlackError
 
-TRIGGER_LIFETIME = timedelta(seconds=3)
 DEFAULT_TZ = "America/Los_Angeles"  # Slack's own samples' zone
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+Spend = Callable[[str], str]  # a trigger id -> the user it was issued to, or SlackError
+Remember = Callable[[str, dict[str, Any]], None]  # the view now open for a user
 
 
 @dataclass(frozen=True)
@@ -37,12 +37,14 @@ class Ephemeral:
 
 
 class Views:
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, spend: Spend, remember: Remember) -> None:
         self._clock = clock
+        self._spend = spend
+        self._remember = remember
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
-        self._triggers: dict[str, datetime | None] = {}  # issued at; None once used
-        self._views: dict[str, dict[str, Any]] = {}  # by view id, as last opened or updated
+        # By view id: the person it is open for, and the view as last opened or updated.
+        self._views: dict[str, tuple[str, dict[str, Any]]] = {}
         self._opened: list[dict[str, Any]] = []
         self._updated: list[dict[str, Any]] = []
         self._ephemerals: list[Ephemeral] = []
@@ -57,12 +59,6 @@ class Views:
         }
 
     # -- what tests set and read ---------------------------------------------------------
-
-    def issue_trigger(self) -> str:
-        with self._lock:
-            trigger = f"{next(self._numbers)}.1234567890.standin{len(self._triggers):04d}"
-            self._triggers[trigger] = self._clock.now()
-        return trigger
 
     def set_timezone(self, user: str, tz: str) -> None:
         ZoneInfo(tz)  # a name Slack could answer
@@ -84,7 +80,6 @@ class Views:
 
     def reset(self) -> None:
         with self._lock:
-            self._triggers.clear()
             self._views.clear()
             self._opened.clear()
             self._updated.clear()
@@ -95,20 +90,13 @@ class Views:
 
     def _open(self, params: dict[str, Any]) -> dict[str, Any]:
         view = _view(params)
-        trigger = str(params.get("trigger_id") or "")
-        now = self._clock.now()
+        user = self._spend(str(params.get("trigger_id") or ""))
         with self._lock:
-            if trigger not in self._triggers:
-                raise SlackError("invalid_trigger_id")
-            issued = self._triggers[trigger]
-            if issued is None:
-                raise SlackError("exchanged_trigger_id")
-            if now - issued > TRIGGER_LIFETIME:
-                raise SlackError("expired_trigger_id")
-            self._triggers[trigger] = None
             view_id = f"VSTANDIN{next(self._numbers):04d}"
-            self._views[view_id] = stored = {**view, "id": view_id}
+            stored = {**view, "id": view_id}
+            self._views[view_id] = (user, stored)
             self._opened.append(copy.deepcopy(view))
+        self._remember(user, stored)
         return {"view": copy.deepcopy(stored)}
 
     def _update(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -117,8 +105,11 @@ class Views:
         with self._lock:
             if view_id not in self._views:
                 raise SlackError("not_found")
-            self._views[view_id] = stored = {**view, "id": view_id}
+            user = self._views[view_id][0]
+            stored = {**view, "id": view_id}
+            self._views[view_id] = (user, stored)
             self._updated.append(copy.deepcopy(view))
+        self._remember(user, stored)
         return {"view": copy.deepcopy(stored)}
 
     def _user_info(self, params: dict[str, Any]) -> dict[str, Any]:

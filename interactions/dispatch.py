@@ -12,8 +12,10 @@ from core import logs
 from core.runtime import Runtime
 from interactions.acknowledge import json_answer, ok
 from interactions.commands import take_command
+from interactions.events_api import take_event
 from interactions.inbound import (
     COMMAND,
+    EVENT,
     MESSAGE_ACTIONS,
     MESSAGE_SHORTCUT,
     URL_VERIFICATION,
@@ -35,6 +37,7 @@ def answer_challenge(rt: Runtime, inbound: Inbound) -> flask.Response:
 HANDLERS: dict[str, Handler] = {
     MESSAGE_ACTIONS: take_click,
     URL_VERIFICATION: answer_challenge,
+    EVENT: take_event,
     COMMAND: take_command,
     VIEW_SUBMISSION: take_submission,
     MESSAGE_SHORTCUT: take_shortcut,

@@ -13,6 +13,7 @@ from core.runtime import Runtime
 from processor import kind_pass
 from processor.abc import Passes
 from processor.history_search import HistoryBudget
+from processor.installation import check_installation
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL
 from processor.pass_counts import io_error
@@ -28,6 +29,8 @@ def inline_pass(
     kind's part raising (a read that failed, say) is logged and counted in `errors`, and
     the next kinds run all the same. The kinds share one budget of Slack history calls."""
     now = rt.clock.now()
+    if not dry_run:
+        check_installation(rt)  # while the app is uninstalled, nothing is posted to Slack
     history = HistoryBudget.for_pass(rt)
     summary: dict[str, Any] = {**dict.fromkeys(SUMMARY_KEYS, 0), "due": 0}
     previews: list[dict[str, Any]] = []

@@ -49,6 +49,7 @@ from interactions.handoff import ANSWERS
 from interactions.show import show_answers
 from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
+from processor.installation import check_installation_lately
 from processor.outcome import Result
 from processor.pacing import ChannelWait, hold_limit, rate_limited_until
 from targets.kinds import KINDS_BY_NAME
@@ -112,6 +113,7 @@ def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
     the channel's later messages stay behind it and no delivery attempt is counted. A longer
     wait answers 429: Pub/Sub delivers the message again after its backoff, the channel's
     later messages behind it."""
+    check_installation_lately(rt)  # while the app is uninstalled, nothing is posted to Slack
     try:
         deliver_occurrence(rt, occurrence, message_id, rt.clock.now() + hold_limit(rt.settings))
     except ChannelWait as exc:

@@ -4,7 +4,7 @@
 // retry a failure) and its history.
 import { api } from "./api.js";
 import { showDeliveries } from "./deliveries.js";
-import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
+import { destinationOf, failureWords, nameNode, whoRows, withNames } from "./names.js";
 import { namePicker } from "./pickers.js";
 import { isZone, wallClock, zonedIso } from "./time.js";
 import { el, field, formatInstant, linkStyles, notice, showProblems } from "./ui.js";
@@ -66,6 +66,7 @@ function facts(message) {
   if (message.sent_count) {
     rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
   }
+  rows.push(...whoRows(message));
   return rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]);
 }
 

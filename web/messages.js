@@ -4,7 +4,7 @@ import { api } from "./api.js";
 import { showDeliveries } from "./deliveries.js";
 import { renderMessage } from "./message_detail.js";
 import { mountMessageForm } from "./message_form.js";
-import { destinationOf, failureWords, nameNode, withNames } from "./names.js";
+import { destinationOf, failureWords, nameNode, whoRows, withNames } from "./names.js";
 import { namePicker } from "./pickers.js";
 import { clearProblems, el, field, formatInstant, notice, showProblems } from "./ui.js";
 
@@ -172,6 +172,7 @@ function facts(message) {
   if (message.sent_count) {
     rows.push(["Sent", `${message.sent_count} time(s), last ${formatInstant(message.last_sent_at)}`]);
   }
+  rows.push(...whoRows(message));
   return rows.flatMap(([term, value]) => [
     el("dt", {}, term),
     el("dd", { class: term === "Reason" ? "reason" : null }, value),

@@ -55,3 +55,13 @@ export function failureWords(record) {
   };
   return { title: fill(help.title), action: fill(help.action), detail };
 }
+
+// Who made a record and who last changed it (`created_by`, `updated_by`: a Slack user id,
+// shown by name, or an email or `admin`, shown as they are), as [term, value] rows; none for
+// a record written straight to Firestore without them.
+export function whoRows(record) {
+  const rows = [];
+  if (record.created_by) rows.push(["Created by", nameNode(record.created_by, record.names)]);
+  if (record.updated_by) rows.push(["Last changed by", nameNode(record.updated_by, record.names)]);
+  return rows;
+}

@@ -64,8 +64,9 @@ class MessageField(enum.StrEnum):
     LAST_SENT_AT = "last_sent_at"
     LAST_SLACK_TS = "last_slack_ts"
     CREATED_AT = "created_at"
-    CREATED_BY = "created_by"  # who created it: a Slack user id (`/schedule`), …
     UPDATED_AT = SubjectField.UPDATED_AT.value
+    CREATED_BY = SubjectField.CREATED_BY.value
+    UPDATED_BY = SubjectField.UPDATED_BY.value
     VERSION = SubjectField.VERSION.value
 
 
@@ -102,4 +103,3 @@ class MessageWrite(SubjectWrite):
     last_sent_at: datetime | Unset = UNSET
     last_slack_ts: str | Unset | None = UNSET
     created_at: datetime | Unset = UNSET
-    created_by: str | Unset = UNSET

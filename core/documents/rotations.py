@@ -46,6 +46,8 @@ class RotationField(enum.StrEnum):
     SENT_COUNT = "sent_count"
     CREATED_AT = "created_at"
     UPDATED_AT = SubjectField.UPDATED_AT.value
+    CREATED_BY = SubjectField.CREATED_BY.value
+    UPDATED_BY = SubjectField.UPDATED_BY.value
     VERSION = SubjectField.VERSION.value
 
 

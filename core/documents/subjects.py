@@ -29,6 +29,10 @@ class SubjectField(enum.StrEnum):
     DELETED = "deleted"  # soft-deleted by its writer: never sent (a message's)
     ON_AMBIGUOUS = "on_ambiguous"  # "hold" (default) or "retry" (processor.reconcile)
     UPDATED_AT = "updated_at"
+    # Who made the record and who last changed it through the API or from Slack (`admin`,
+    # an email, or a Slack user id); absent on documents written straight to Firestore.
+    CREATED_BY = "created_by"
+    UPDATED_BY = "updated_by"
     VERSION = "version"
 
 
@@ -54,6 +58,8 @@ class SubjectWrite(Write):
     lease: Lease | LeasePatch | Delete | Unset = UNSET
     last_error: StoredError | Delete | Unset = UNSET
     updated_at: datetime | Unset = UNSET
+    created_by: str | Unset = UNSET
+    updated_by: str | Unset = UNSET
     version: int | Add | Unset = UNSET
 
     def stamped(self, now: datetime) -> Self:

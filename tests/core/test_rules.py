@@ -74,6 +74,7 @@ BAD_RULES = [
     "FREQ=SECONDLY;BYWEEKNO=53;BYMONTH=6",
     "FREQ=YEARLY;BYWEEKNO=53;BYMONTH=6",
     "FREQ=DAILY;INTERVAL=7;BYDAY=MO",  # from a Friday: every 7th day is never a Monday
+    "FREQ=MONTHLY;BYDAY=1FR,FR",  # every Friday by RFC 5545, the first one by dateutil
 ]
 # A dtstart (or UNTIL) whose instant lies outside what a datetime holds in its zone.
 OUT_OF_RANGE = [

@@ -1,5 +1,5 @@
 """The stand-in's views.open, views.update, users.info and chat.postEphemeral, through the
-real slack_sdk WebClient: a trigger_id opens one view, within 3 s of being issued."""
+real slack_sdk WebClient: a trigger_id the stand-in issued opens one view, within 3 s."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _refused(call: Callable[[], object]) -> str:
 
 def test_a_trigger_opens_one_view_within_three_seconds(slack: SlackStandIn, clock: FixedClock):
     web = _client(slack)
-    fresh, late = slack.views.issue_trigger(), slack.views.issue_trigger()
+    fresh, late = slack.issue_trigger_id("U0ALICE00"), slack.issue_trigger_id("U0ALICE00")
 
     opened = web.views_open(trigger_id=fresh, view=VIEW)
     again = _refused(lambda: web.views_open(trigger_id=fresh, view=VIEW))
@@ -43,6 +43,7 @@ def test_a_trigger_opens_one_view_within_three_seconds(slack: SlackStandIn, cloc
         "invalid_trigger_id",
     )
     assert slack.views.opened() == [VIEW]
+    assert slack.opened_view("U0ALICE00") == opened["view"]  # what /_control/submit submits
     web.views_update(view_id=opened["view"]["id"], view={**VIEW, "blocks": [{"type": "divider"}]})
     assert slack.views.updated()[0]["blocks"] == [{"type": "divider"}]
 

@@ -46,7 +46,7 @@ def _command(slack: Any, user: str, text: str = "", trigger: str | None = None) 
         "text": text,
         "api_app_id": "A0SCHEDULER",
         "response_url": slack.response_url(),
-        "trigger_id": trigger or slack.views.issue_trigger(),
+        "trigger_id": trigger or slack.issue_trigger_id(user),
     }
     return urllib.parse.urlencode(fields).encode()
 
@@ -92,7 +92,7 @@ def _submit(clicks: Any, slack: Any, user: str, values: dict[str, Any]) -> Any:
         "team": {"id": "T0STANDIN", "domain": "standin"},
         "user": {"id": user, "username": user.lower(), "team_id": "T0STANDIN"},
         "api_app_id": "A0SCHEDULER",
-        "trigger_id": slack.views.issue_trigger(),
+        "trigger_id": slack.issue_trigger_id(user),
         "view": {**view, "id": "VSTANDIN0001", "state": {"values": values}},
     }
     return send(clicks, form_body(payload), T0)
@@ -199,7 +199,7 @@ def test_an_invalid_submission_names_each_problem_under_its_input_and_stores_not
 
 
 def test_an_expired_trigger_tells_the_person_to_try_again(clicks, slack, db, clock):
-    trigger = slack.views.issue_trigger()
+    trigger = slack.issue_trigger_id(ALICE)
     clock.advance(timedelta(seconds=4))
 
     answer = send(clicks, _command(slack, ALICE, trigger=trigger), clock.now())
@@ -255,7 +255,7 @@ def test_schedule_a_copy_opens_the_modal_filled_with_that_message(clicks, slack,
     payload = {
         "type": "message_action",
         "callback_id": "schedule_copy",
-        "trigger_id": slack.views.issue_trigger(),
+        "trigger_id": slack.issue_trigger_id(BOB),
         "response_url": slack.response_url(),
         "team": {"id": "T0STANDIN", "domain": "standin"},
         "channel": {"id": "C0RELEASE", "name": "release"},
