@@ -1,6 +1,6 @@
 """`/schedule list`: the person's messages still to go out (those they created, waiting for
 their next run), soonest first, each with its conversation, its next run and its schedule
-in words."""
+in words. One bounded query on the index (status, created_by, next_run_at)."""
 
 from __future__ import annotations
 
@@ -23,16 +23,18 @@ def upcoming_text(rt: Runtime, user: str) -> str:
         rt.db.collection(MESSAGES)
         .where(filter=FieldFilter(MessageField.CREATED_BY, "==", user))
         .where(filter=FieldFilter(MessageField.STATUS, "in", [s.value for s in WAITING]))
+        .order_by(MessageField.NEXT_RUN_AT)
+        .limit(SHOWN + 1)
         .stream()
     )
     waiting = [d for d in (snap.to_dict() or {} for snap in found) if _next_run(d) is not None]
     if not waiting:
         return "You have no scheduled messages still to go out. Type */schedule* to add one."
-    waiting.sort(key=lambda data: _next_run(data) or datetime.max)
-    lines = [f"Your scheduled messages ({len(waiting)}):"]
-    lines += [_line(data) for data in waiting[:SHOWN]]
     if len(waiting) > SHOWN:
-        lines.append(f"…and {len(waiting) - SHOWN} more.")
+        lines = [f"Your next {SHOWN} scheduled messages (the page lists them all):"]
+    else:
+        lines = [f"Your scheduled messages ({len(waiting)}):"]
+    lines += [_line(data) for data in waiting[:SHOWN]]
     return "\n".join(lines)
 
 
