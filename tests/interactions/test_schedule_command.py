@@ -15,6 +15,7 @@ import pytest
 from emulator.slack_clicks import form_body
 from messages.kind import MESSAGE_KIND
 from processor.kind_pass import run_kind
+from tests.fixtures import slack_native as native
 from tests.fixtures.clock import T0, utc
 from tests.fixtures.interactions import send
 from tests.fixtures.people import seed_category
@@ -298,3 +299,26 @@ def test_schedule_a_copy_opens_the_modal_filled_with_that_message(clicks, slack,
         "**Ship it**",
         BOB,
     )
+
+
+def test_a_person_who_only_types_the_message_schedules_it_for_9_in_their_zone_today(
+    clicks, slack, db
+):
+    slack.views.set_timezone(ALICE, "Asia/Tokyo")  # T0 is 18:00 there: 09:00 has passed
+    native.command(clicks, "/schedule", "", user=ALICE, channel=CHANNEL, at=T0, slack=slack)
+    view = slack.opened_view(ALICE)
+    assert view is not None
+
+    answer = native.submit(clicks, view, {"message": "Coffee?"}, user=ALICE, at=T0, slack=slack)
+
+    body = answer.get_json()
+    assert body["response_action"] == "errors"
+    assert "in the past" in body["errors"]["date"]
+    assert _messages(db) == []
+
+    tomorrow = {"message": "Coffee?", "date": "2027-01-05"}
+    answer = native.submit(clicks, view, tomorrow, user=ALICE, at=T0, slack=slack)
+
+    assert answer.get_json() == {"response_action": "clear"}
+    (message,) = _messages(db)
+    assert (message["send_at"], message["timezone"]) == (utc(2027, 1, 5, 0, 0), "Asia/Tokyo")
