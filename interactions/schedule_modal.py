@@ -34,7 +34,13 @@ from interactions.acknowledge import json_answer, ok
 from interactions.inbound import Inbound
 from interactions.reply import reply_ephemeral
 from interactions.schedule_form import draft_of, errors_of
-from interactions.schedule_view import CALLBACK_ID, Prefill, conversation_of, schedule_view
+from interactions.schedule_view import (
+    CALLBACK_ID,
+    Prefill,
+    conversation_of,
+    first_day,
+    schedule_view,
+)
 from interactions.slack_web import SlackRefused, call, post_ephemeral, timezone_of
 
 SHORTCUT_CALLBACK_ID = "schedule_copy"
@@ -56,7 +62,7 @@ def open_modal(
     prefill = Prefill(
         conversation=conversation,
         timezone=timezone,
-        today=rt.clock.now().astimezone(_zone(timezone)).date(),
+        first_day=first_day(rt.clock.now().astimezone(_zone(timezone))),
         categories=_categories(rt),
         text=text,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any
 
 CALLBACK_ID = "schedule_message"
@@ -44,17 +44,28 @@ WEEKDAYS = (
     ("SU", "Sunday"),
 )
 DEFAULT_TIME = "09:00"
+
+
+def first_day(now: datetime) -> date:
+    """The date the picker starts at: today where the person is, tomorrow once DEFAULT_TIME
+    has passed there, so the modal's defaults make a time still ahead."""
+    hour, minute = (int(part) for part in DEFAULT_TIME.split(":"))
+    past = (now.hour, now.minute) >= (hour, minute)
+    return now.date() + timedelta(days=1) if past else now.date()
+
+
 _MAX_OPTIONS = 100  # Slack's limit for a static_select
 
 
 @dataclass(frozen=True)
 class Prefill:
-    """What the modal opens with: the conversation, the person's zone and today there,
-    the categories to offer (id, label), and a message to copy (a rich_text object)."""
+    """What the modal opens with: the conversation, the person's zone and the date its
+    picker starts at (first_day), the categories to offer (id, label), and a message to
+    copy (a rich_text object)."""
 
     conversation: str
     timezone: str
-    today: date
+    first_day: date
     categories: list[tuple[str, str]]
     text: dict[str, Any] | None = None
 
@@ -63,7 +74,7 @@ def schedule_view(prefill: Prefill) -> dict[str, Any]:
     blocks = [
         _message_block(prefill.text),
         _input(RECURRENCE, "How often", _select(RECURRENCES, ONCE)),
-        _input(DATE, "Date", {"type": "datepicker", "initial_date": prefill.today.isoformat()}),
+        _input(DATE, "Date", {"type": "datepicker", "initial_date": prefill.first_day.isoformat()}),
         _input(TIME, "Time", {"type": "timepicker", "initial_time": DEFAULT_TIME}),
         _input(DAYS, "Days (weekly)", _days(), optional=True),
         _input(

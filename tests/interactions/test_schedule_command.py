@@ -121,9 +121,9 @@ def test_schedule_opens_the_modal_in_the_persons_zone_and_the_pass_posts_it(clic
     assert list(inputs) == ["message", "recurrence", "date", "time", "days", "timezone"]
     assert inputs["message"]["type"] == "rich_text_input"
     assert inputs["timezone"]["initial_value"] == BERLIN
-    assert inputs["date"] == {
+    assert inputs["date"] == {  # 10:00 in Berlin: today's 09:00 has passed
         "type": "datepicker",
-        "initial_date": "2027-01-04",
+        "initial_date": "2027-01-05",
         "action_id": "date",
     }
     assert [o["value"] for o in inputs["recurrence"]["options"]] == [
@@ -301,24 +301,18 @@ def test_schedule_a_copy_opens_the_modal_filled_with_that_message(clicks, slack,
     )
 
 
-def test_a_person_who_only_types_the_message_schedules_it_for_9_in_their_zone_today(
-    clicks, slack, db
-):
-    slack.views.set_timezone(ALICE, "Asia/Tokyo")  # T0 is 18:00 there: 09:00 has passed
-    native.command(clicks, "/schedule", "", user=ALICE, channel=CHANNEL, at=T0, slack=slack)
-    view = slack.opened_view(ALICE)
-    assert view is not None
+def test_a_person_who_only_types_the_message_schedules_it_for_9_in_their_zone(clicks, slack, db):
+    for user, zone, due in (
+        (ALICE, "Asia/Tokyo", utc(2027, 1, 5, 0)),  # 18:00 there
+        (BOB, "America/New_York", utc(2027, 1, 4, 14)),
+    ):  # 04:00 there
+        slack.views.set_timezone(user, zone)
+        native.command(clicks, "/schedule", "", user=user, channel=CHANNEL, at=T0, slack=slack)
+        view = slack.opened_view(user)
+        assert view is not None
 
-    answer = native.submit(clicks, view, {"message": "Coffee?"}, user=ALICE, at=T0, slack=slack)
+        answer = native.submit(clicks, view, {"message": "Coffee?"}, user=user, at=T0, slack=slack)
 
-    body = answer.get_json()
-    assert body["response_action"] == "errors"
-    assert "in the past" in body["errors"]["date"]
-    assert _messages(db) == []
-
-    tomorrow = {"message": "Coffee?", "date": "2027-01-05"}
-    answer = native.submit(clicks, view, tomorrow, user=ALICE, at=T0, slack=slack)
-
-    assert answer.get_json() == {"response_action": "clear"}
-    (message,) = _messages(db)
-    assert (message["send_at"], message["timezone"]) == (utc(2027, 1, 5, 0, 0), "Asia/Tokyo")
+        assert answer.get_json() == {"response_action": "clear"}
+        (message,) = [m for m in _messages(db) if m["created_by"] == user]
+        assert (message["send_at"], message["timezone"]) == (due, zone)
