@@ -200,6 +200,12 @@ def parse_body(request: flask.Request, model: type[M], *, optional: bool) -> M:
     if optional and not raw.strip():
         return model()
     json_object(request)
+    return parse_json(raw, model)
+
+
+def parse_json(raw: bytes | str, model: type[M]) -> M:
+    """JSON text as `model`, or a 422 naming each bad field (a request body's, or a body
+    built from a Slack modal's values)."""
     try:
         # From the JSON text, so strict models take ISO-8601 strings for datetimes while
         # still refusing "yes" for a bool or a bare number for an instant.

@@ -204,6 +204,7 @@ from emulator.slack_limits import SlackError, check_blocks, check_event_type, tr
 from emulator.slack_native_controls import NativeRequests
 from emulator.slack_rate_limits import RateLimits
 from emulator.slack_users import UserState, dm_id, is_user_id, users_param
+from emulator.slack_views import Views
 
 BOT_USER_ID = "UBOT"
 TEAM_ID = "T0001"
@@ -315,6 +316,9 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             "users.lookupByEmail": self._lookup_by_email,
             "views.publish": self._publish_view,
         }
+        # views.open/update, users.info, chat.postEphemeral
+        self.views = Views(self._clock, self.spend_trigger_id, self.remember_view)
+        self._methods |= self.views.methods()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -476,6 +480,7 @@ class SlackStandIn(InjectsFaults[Fault], Service):
             self._page_max = None
             self._short_pages = False
         self.native.clear()
+        self.views.reset()
 
     def _channel_state(self, channel: str) -> ChannelState:
         with self._lock:

@@ -12,10 +12,20 @@ import flask
 from core import logs
 from core.runtime import Runtime
 from interactions.acknowledge import ok
+from interactions.commands import take_command
 from interactions.events_api import take_event
 from interactions.home_actions import take_view_action
-from interactions.inbound import EVENT, MESSAGE_ACTIONS, VIEW_ACTIONS, Inbound
+from interactions.inbound import (
+    COMMAND,
+    EVENT,
+    MESSAGE_ACTIONS,
+    MESSAGE_SHORTCUT,
+    VIEW_ACTIONS,
+    VIEW_SUBMISSION,
+    Inbound,
+)
 from interactions.message_click import take_click
+from interactions.schedule_modal import take_shortcut, take_submission
 
 Handler = Callable[[Runtime, Inbound], flask.Response]
 
@@ -24,6 +34,9 @@ HANDLERS: dict[str, Handler] = {
     MESSAGE_ACTIONS: take_click,
     VIEW_ACTIONS: take_view_action,
     EVENT: take_event,
+    COMMAND: take_command,
+    VIEW_SUBMISSION: take_submission,
+    MESSAGE_SHORTCUT: take_shortcut,
 }
 
 
