@@ -20,7 +20,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import flask
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 
+from composer.idempotency import Fresh, Replay, look_up
 from composer.messages import create_message
 from composer.models import MessageDraft
 from core import logs
@@ -44,6 +46,8 @@ from interactions.schedule_view import (
 from interactions.slack_web import SlackRefused, call, post_ephemeral, timezone_of
 
 SHORTCUT_CALLBACK_ID = "schedule_copy"
+# What a view's idempotency key is recorded for (composer.idempotency's `route`).
+_ROUTE = "slack view_submission schedule_message"
 _MAX_CATEGORIES = 100
 
 
@@ -128,7 +132,14 @@ def take_submission(rt: Runtime, inbound: Inbound) -> flask.Response:
         return ok()
     body = draft_of(values, conversation)
     try:
-        created = create_message(rt, parse_json(json.dumps(body), MessageDraft), None, by=user)
+        fresh = _first_submission(rt, view, body)
+        if fresh is None:
+            logs.info("schedule modal submitted again; already scheduled", user=user)
+            return json_answer({"response_action": "clear"})
+        draft = parse_json(json.dumps(body), MessageDraft)
+        created = create_message(rt, draft, fresh, by=user)
+    except (AlreadyExists, FailedPrecondition):  # the same view's concurrent submission won
+        return json_answer({"response_action": "clear"})
     except ValidationFailed as exc:
         blocks = {b.get("block_id") for b in view.get("blocks") or [] if isinstance(b, dict)}
         errors = errors_of(exc.details, {b for b in blocks if isinstance(b, str)})
@@ -136,6 +147,18 @@ def take_submission(rt: Runtime, inbound: Inbound) -> flask.Response:
         return json_answer({"response_action": "errors", "errors": errors})
     post_ephemeral(rt, conversation, user, confirmation(created))
     return json_answer({"response_action": "clear"})
+
+
+def _first_submission(rt: Runtime, view: dict[str, Any], body: dict[str, Any]) -> Fresh | None:
+    """The view's id is the submission's idempotency key (composer.idempotency, as an API
+    create's `Idempotency-Key`): Slack may deliver a submission again, and a person may submit
+    again when the first answer came after Slack's 3 s, so a view schedules one message at
+    most. None: this view already did."""
+    view_id = view.get("id")
+    if not isinstance(view_id, str) or not view_id:
+        raise ValidationFailed("the view has no id", [{"field": "view", "message": "no id"}])
+    found = look_up(rt.db, f"slack-view:{view_id}", _ROUTE, body, rt.clock.now())
+    return None if isinstance(found, Replay) else found
 
 
 def confirmation(message: dict[str, Any]) -> str:

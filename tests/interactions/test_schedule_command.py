@@ -87,14 +87,14 @@ def _values(
 
 
 def _submit(clicks: Any, slack: Any, user: str, values: dict[str, Any]) -> Any:
-    view = slack.views.opened()[-1]
+    view = slack.opened_view(user)  # as Slack shows it: with the id views.open gave it
     payload = {
         "type": "view_submission",
         "team": {"id": "T0STANDIN", "domain": "standin"},
         "user": {"id": user, "username": user.lower(), "team_id": "T0STANDIN"},
         "api_app_id": "A0SCHEDULER",
         "trigger_id": slack.issue_trigger_id(user),
-        "view": {**view, "id": "VSTANDIN0001", "state": {"values": values}},
+        "view": {**view, "state": {"values": values}},
     }
     return send(clicks, form_body(payload), T0)
 
@@ -316,3 +316,17 @@ def test_a_person_who_only_types_the_message_schedules_it_for_9_in_their_zone(cl
         assert answer.get_json() == {"response_action": "clear"}
         (message,) = [m for m in _messages(db) if m["created_by"] == user]
         assert (message["send_at"], message["timezone"]) == (due, zone)
+
+
+def test_a_view_submitted_twice_schedules_one_message(clicks, slack, db):
+    # Slack may deliver a submission again, and a person submits again when the first
+    # answer came after Slack's 3 s: the view's id makes it one message.
+    _open(clicks, slack)
+    values = _values("Stand-up moved", "2027-01-05", "10:30")
+
+    first = _submit(clicks, slack, ALICE, values)
+    again = _submit(clicks, slack, ALICE, values)
+
+    assert first.get_json() == again.get_json() == {"response_action": "clear"}
+    assert [m["text"] for m in _messages(db)] == ["Stand-up moved"]
+    assert len(slack.views.ephemerals()) == 1
