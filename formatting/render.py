@@ -47,6 +47,14 @@ def answered(
     return buttons.answered(rendered, delivery_id, actions, answers, closed=closed)
 
 
+def noted(rendered: Rendered, note: str) -> Rendered:
+    """`rendered` with a line of `note` (mrkdwn) after its body, on Slack; a Teams card is
+    left as it is (no Teams post carries a button that notes anything: interactions.mute)."""
+    if isinstance(rendered, TeamsMessage):
+        return rendered
+    return buttons.with_note(rendered, note)
+
+
 def pinned(rendered: Rendered, member: str | None = None) -> PinnedPost:
     """What a post with buttons pins on its ledger entry, for its updates."""
     if isinstance(rendered, TeamsMessage):
