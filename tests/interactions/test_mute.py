@@ -59,16 +59,19 @@ def test_a_message_to_a_person_of_an_opt_out_able_category_carries_the_mute_butt
     assert _labels(post) == {"mute_category": "Mute Nudges"}
 
 
-def test_no_mute_button_for_a_must_read_category_a_channel_or_no_category(rt, db, slack):
+def test_no_mute_button_for_a_must_read_category_a_channel_no_category_or_a_long_post(
+    rt, db, slack
+):
     seed_category(db, "policy", opt_out_allowed=False)
     seed_category(db, "nudges")
     to_person(db, "policy")
     to_person(db, None)
     seed_message(db, category="nudges")  # to a channel: nobody's own to mute
+    to_person(db, "nudges", text="word " * 3000)  # too long for blocks: sent, as text alone
 
     summary = run_pass(rt)
 
-    assert summary["sent"] == 3 and len(slack.posts()) == 3
+    assert summary["sent"] == 4 and len(slack.posts()) == 4
     assert all(not any(b["type"] == "actions" for b in p.blocks or []) for p in slack.posts())
 
 
