@@ -11,8 +11,9 @@ from core.actions import Action
 from core.documents.deliveries import PinnedPost
 from core.platform import TEAMS
 from formatting import buttons
+from formatting.escape import escape
 from formatting.slack_text import SlackMessage, to_slack
-from formatting.teams_buttons import teams_answered, with_teams_actions
+from formatting.teams_buttons import teams_answered, teams_noted, with_teams_actions
 from formatting.teams_card import to_teams
 from formatting.teams_message import TeamsMessage
 
@@ -48,11 +49,10 @@ def answered(
 
 
 def noted(rendered: Rendered, note: str) -> Rendered:
-    """`rendered` with a line of `note` (mrkdwn) after its body, on Slack; a Teams card is
-    left as it is (no Teams post carries a button that notes anything: interactions.mute)."""
+    """`rendered` with a line of `note` (plain text) after its body."""
     if isinstance(rendered, TeamsMessage):
-        return rendered
-    return buttons.with_note(rendered, note)
+        return teams_noted(rendered, note)
+    return buttons.with_note(rendered, escape(note))
 
 
 def pinned(rendered: Rendered, member: str | None = None) -> PinnedPost:

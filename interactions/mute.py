@@ -18,6 +18,7 @@ from google.api_core.exceptions import AlreadyExists, FailedPrecondition
 from composer.preferences import opted_out_of, write_opted_out
 from core.actions import MUTE_CATEGORY, Action
 from core.documents.deliveries import LedgerField
+from core.platform import TEAMS
 from core.runtime import Runtime
 from core.store import PREFERENCES, RESPONSES
 from interactions.click import Click
@@ -42,7 +43,7 @@ def toggle_mute(rt: Runtime, click: Click, posted: Posted, action: Action) -> Re
     if not isinstance(person, str) or not isinstance(category, str):
         return Recorded(Answer.NOT_OURS)
     if click.user != person:
-        return Recorded(Answer.REFUSED, reason=f"This button is for <@{person}>.")
+        return Recorded(Answer.REFUSED, reason=_not_yours(posted, person))
     mute = action.id == MUTE_CATEGORY
     preferences = rt.db.collection(PREFERENCES).document(person)
     answer = rt.db.collection(RESPONSES).document(mute_id(click.delivery_id))
@@ -62,3 +63,11 @@ def toggle_mute(rt: Runtime, click: Click, posted: Posted, action: Action) -> Re
             continue
         return Recorded(Answer.RECORDED, action, person)
     return Recorded(Answer.REFUSED, reason="Your preferences are changing right now; try again.")
+
+
+def _not_yours(posted: Posted, person: str) -> str:
+    """What someone else's click is told: the person, by a Slack mention; on Teams, where a
+    reply cannot mention, in words."""
+    if posted.platform == TEAMS:
+        return "This button is for the person this message was sent to."
+    return f"This button is for <@{person}>."

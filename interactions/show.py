@@ -32,7 +32,6 @@ from core.errors import DocumentError
 from core.platform import Outcome
 from core.runtime import Runtime
 from core.store import RESPONSES, Snapshot
-from formatting.escape import escape
 from formatting.render import Rendered, answered, noted, unpinned
 from formatting.slack_text import RENDER_VERSION
 from interactions.mute import UNDO
@@ -221,7 +220,7 @@ def _muted(
     latest = next((c for c in reversed(clicks) if c in RESERVED), None)
     if mute is None or latest is None:
         return rendered, actions
-    label = escape(mute.label.removeprefix("Mute "))
+    label = mute.label.removeprefix("Mute ")
     if latest == UNMUTE_CATEGORY:
         return noted(rendered, f"You'll get {label} messages again."), actions
     undo = Action(UNMUTE_CATEGORY, UNDO)

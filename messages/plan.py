@@ -25,7 +25,6 @@ from core.documents.write import UNSET, Unset
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.named_batch import Landed, NamedBatch
-from core.platform import SLACK
 from core.runtime import Runtime
 from core.store import DELIVERIES
 from formatting.render import pinned, render, with_actions
@@ -130,21 +129,21 @@ def pinned_post(message: Message) -> LedgerWrite:
 
 def with_mute(message: Message, category: Mapping[str, Any] | None) -> Message:
     """`message` with the reserved mute button after its own (core.actions.mute_action) when
-    it goes to a person on Slack and its category, as this claim read it, lets them opt out
-    (`opt_out_allowed` true or absent; anything else is read as must-read), and the post
-    can carry buttons (it fits in Slack's blocks; else it goes without). Its label and
+    it goes to a person (a Slack DM, a Teams personal chat) and its category, as this claim
+    read it, lets them opt out (`opt_out_allowed` true or absent; anything else is read as
+    must-read), and the post can carry buttons (Slack's blocks, Teams' card size; else it
+    goes without). Its label and
     the category it mutes are pinned by the claim (pinned_post), whatever edits come later."""
-    if message.platform != SLACK or message.user is None or message.category is None:
+    if message.user is None or message.category is None:
         return message
     if not category or category.get(CategoryField.OPT_OUT_ALLOWED, True) is not True:
         return message
     label = category.get(CategoryField.LABEL)
     named = label if isinstance(label, str) and label.strip() else message.category
     actions = (*message.actions, mute_action(named))
-    try:  # a post too long for Slack's blocks cannot carry buttons: it goes without
-        with_actions(
-            render(SLACK, message.text, allow_broadcast=message.allow_broadcast), "", actions
-        )
+    try:  # a post that cannot carry buttons (too long for them) goes without
+        rendered = render(message.platform, message.text, allow_broadcast=message.allow_broadcast)
+        with_actions(rendered, "", actions)
     except DocumentError:
         return message
     return replace(message, actions=actions)

@@ -47,9 +47,7 @@ def _series(rt: Any, db: Any, slack: Any) -> tuple[str, Any]:
     return mid, post
 
 
-def test_a_message_to_a_person_of_an_opt_out_able_category_carries_the_mute_button(
-    rt, db, slack
-):
+def test_a_message_to_a_person_of_an_opt_out_able_category_carries_the_mute_button(rt, db, slack):
     seed_category(db, "nudges")
     to_person(db, "nudges")
 
