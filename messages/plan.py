@@ -10,7 +10,7 @@ from typing import Any
 
 from google.cloud import firestore
 
-from core.actions import MUTE_CATEGORY, find, mute_action, to_document
+from core.actions import MUTE_CATEGORY, RESERVED, find, mute_action, to_document
 from core.documents.categories import CategoryField
 from core.documents.deliveries import (
     LedgerField,
@@ -132,10 +132,12 @@ def with_mute(message: Message, category: Mapping[str, Any] | None) -> Message:
     it goes to a person (a Slack DM, a Teams personal chat) and its category, as this claim
     read it, lets them opt out (`opt_out_allowed` true or absent; anything else is read as
     must-read), and the post can carry buttons (Slack's blocks, Teams' card size; else it
-    goes without). Its label and
-    the category it mutes are pinned by the claim (pinned_post), whatever edits come later."""
+    goes without). Its label and the category it mutes are pinned by the claim
+    (pinned_post), whatever edits come later."""
     if message.user is None or message.category is None:
         return message
+    if any(action.id in RESERVED for action in message.actions):
+        return message  # stored by hand with a reserved id (the API refuses it): no second
     if not category or category.get(CategoryField.OPT_OUT_ALLOWED, True) is not True:
         return message
     label = category.get(CategoryField.LABEL)
