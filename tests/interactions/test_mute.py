@@ -57,6 +57,21 @@ def test_a_message_to_a_person_of_an_opt_out_able_category_carries_the_mute_butt
     assert _labels(post) == {"mute_category": "Mute Nudges"}
 
 
+def test_the_preview_shows_the_mute_button_the_send_would_add(api, db):
+    seed_category(db, "nudges")
+    draft = {"user": PERSON, "text": "Water", "send_at": T0.isoformat(), "category": "nudges"}
+
+    status, preview = call(api, "POST", "/preview", {**draft, "timezone": "UTC"})
+    _, plain = call(api, "POST", "/preview", {**draft, "timezone": "UTC", "category": None})
+
+    assert status == 200
+    (block,) = [b for b in preview["blocks"] if b["type"] == "actions"]
+    assert [(b["action_id"], b["text"]["text"]) for b in block["elements"]] == [
+        ("mute_category", "Mute Nudges")
+    ]
+    assert not any(b["type"] == "actions" for b in plain["blocks"])
+
+
 def test_no_mute_button_for_a_must_read_category_a_channel_no_category_or_a_long_post(
     rt, db, slack
 ):
