@@ -37,7 +37,7 @@ from composer.rotation_up import with_up
 from composer.serialize import dump, message_json, rotation_json, stored_json
 from composer.validation import Problems, check_channel, whole_number
 from composer.versions import read
-from core.actions import Action, catalog, find
+from core.actions import Action, find, pinned_catalog
 from core.documents.deliveries import LedgerField
 from core.documents.errors import ErrorField
 from core.documents.messages import MessageField, Status
@@ -210,7 +210,7 @@ def _pinned_catalogs(rt: Runtime, rows: list[Any]) -> dict[str, tuple[Action, ..
 
 def _catalog(stored: Any) -> tuple[Action, ...]:
     try:
-        return catalog(stored)
+        return pinned_catalog(stored)
     except DocumentError:
         return ()
 

@@ -26,7 +26,7 @@ from core.documents.people import PersonField
 from core.documents.preferences import PreferenceField
 from core.errors import DocumentError, NotFound
 from core.models import TEAMS_USER_ID, USER_ID
-from core.store import CATEGORIES, PEOPLE, PREFERENCES, is_document_id
+from core.store import CATEGORIES, PEOPLE, PREFERENCES, Snapshot, is_document_id
 
 # Far more than any team defines; a listing never reads an unbounded collection.
 MAX_CATEGORIES = 500
@@ -41,7 +41,7 @@ def list_categories(db: firestore.Client) -> dict[str, Any]:
 def get_preferences(db: firestore.Client, user: str) -> dict[str, Any]:
     _check_user(user)
     snap = db.collection(PREFERENCES).document(user).get()
-    return _answer(db, user, _opted_out(user, snap.to_dict() or {}))
+    return _answer(db, user, opted_out_of(user, snap.to_dict() or {}))
 
 
 def put_preferences(db: firestore.Client, user: str, edit: PreferencesEdit) -> dict[str, Any]:
@@ -69,12 +69,29 @@ def store_opted_out(db: firestore.Client, user: str, opted_out: list[str]) -> No
     changes the version a claim's reservation is conditioned on, so a claim that read the
     person before an opt-out fails and is planned again against it."""
     batch = db.batch()
-    batch.set(
-        db.collection(PREFERENCES).document(user), {PreferenceField.OPTED_OUT.value: opted_out}
-    )
+    write_opted_out(db, batch, user, opted_out)
+    batch.commit()
+
+
+def write_opted_out(
+    db: firestore.Client,
+    batch: firestore.WriteBatch,
+    user: str,
+    opted_out: list[str],
+    read: Snapshot | None = None,
+) -> None:
+    """store_opted_out's writes, added to `batch`; with `read` (the person's preferences as
+    a change was decided on), under its version: the commit fails if they changed since."""
+    reference = db.collection(PREFERENCES).document(user)
+    stored = {PreferenceField.OPTED_OUT.value: opted_out}
+    if read is None:
+        batch.set(reference, stored)
+    elif read.exists:
+        batch.update(reference, stored, option=db.write_option(last_update_time=read.update_time))
+    else:
+        batch.create(reference, stored)
     person = {PersonField.OPTED_OUT.value: opted_out}
     batch.set(db.collection(PEOPLE).document(user), person, merge=True)
-    batch.commit()
 
 
 def _answer(db: firestore.Client, user: str, opted_out: list[str]) -> dict[str, Any]:
@@ -127,7 +144,8 @@ def _category(ident: str, data: dict[str, Any]) -> Category:
     )
 
 
-def _opted_out(user: str, data: dict[str, Any]) -> list[str]:
+def opted_out_of(user: str, data: dict[str, Any]) -> list[str]:
+    """The category ids a `preferences` document lists (malformed entries left out)."""
     stored = data.get(PreferenceField.OPTED_OUT, [])
     kept = [item for item in stored if isinstance(item, str)] if isinstance(stored, list) else []
     if not isinstance(stored, list) or len(kept) != len(stored):

@@ -19,14 +19,17 @@ from composer.validation import (
     schedule_fields,
     stored_actions,
 )
+from core.actions import Action
 from core.errors import DocumentError
 from core.models import Message, message_delivery_id
 from core.platform import SLACK, TEAMS
 from core.runtime import Runtime
 from core.schedule import upcoming
 from core.schedule_words import draft_schedule_text
+from core.store import CATEGORIES
 from formatting.render import Rendered, render, with_actions
 from formatting.teams_message import TeamsMessage
+from messages.plan import with_mute
 from processor.gates import held_back, read_gates
 
 DRAFT_ID = "draft"  # a draft's stand-in message id (its occurrences' delivery ids)
@@ -54,7 +57,7 @@ def preview_message(rt: Runtime, draft: MessageDraft, count: int) -> dict[str, A
     platform = SLACK if draft.teams_conversation is None else TEAMS
     rendered = render(platform, draft.text, allow_broadcast=draft.allow_broadcast)
     # The buttons as posted; a preview has no delivery yet, so their values name "preview".
-    rendered = with_actions(rendered, PREVIEW_DELIVERY, stored_actions(draft.actions))
+    rendered = with_actions(rendered, PREVIEW_DELIVERY, _buttons(rt, draft, platform))
     try:
         occurrences = upcoming(schedule_fields(draft), now, count)
     except DocumentError as exc:  # e.g. later occurrences past the evaluation's budget
@@ -78,6 +81,28 @@ def posted(rendered: Rendered) -> dict[str, Any]:
     if isinstance(rendered, TeamsMessage):
         return {"text": rendered.text, "blocks": [], "card": rendered.card}
     return {"text": rendered.text, "blocks": rendered.blocks or []}
+
+
+def _buttons(rt: Runtime, draft: MessageDraft, platform: str) -> tuple[Action, ...]:
+    """The buttons the post would carry: the draft's own, and the reserved mute button when
+    its claim would add it (messages.plan.with_mute) on the category as it is now."""
+    message = Message(
+        DRAFT_ID,
+        draft.teams_conversation,
+        draft.text,
+        draft.timezone,
+        None,
+        0,
+        allow_broadcast=draft.allow_broadcast,
+        user=draft.user,
+        category=draft.category,
+        actions=stored_actions(draft.actions),
+        platform=platform,
+    )
+    if draft.category is None or draft.user is None:
+        return message.actions
+    category = rt.db.collection(CATEGORIES).document(draft.category).get().to_dict()
+    return with_mute(message, category).actions
 
 
 def _gates(rt: Runtime, draft: MessageDraft, occurrences: list[Any]) -> list[str | None]:

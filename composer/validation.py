@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from composer.models import ActionDraft, MessageDraft
-from core.actions import Action
+from core.actions import RESERVED, Action
 from core.documents.messages import MessageField, MessageWrite
 from core.documents.write import UNSET, Unset
 from core.errors import DocumentError, ValidationFailed
@@ -162,8 +162,11 @@ def check_actions(
 ) -> None:
     """Action ids are unique (what a click names), and a post of `text` (Markdown) with the
     buttons is one `platform` takes (formatting.render.with_actions: on Slack, it fits in
-    the blocks). Messages and rotations alike."""
+    the blocks), and none is a reserved id (core.actions.RESERVED: the mute button's).
+    Messages and rotations alike."""
     ids = [action.id for action in actions or ()]
+    for action_id in sorted({i for i in ids if i in RESERVED}):
+        problems.add("actions", f"action id {action_id!r} is reserved")
     for action_id in sorted({i for i in ids if ids.count(i) > 1}):
         problems.add("actions", f"action id {action_id!r} is used more than once")
     if ids and not problems.details:

@@ -17,6 +17,13 @@ MAX_ACTIONS = 5
 MAX_ACTION_ID = 64
 MAX_LABEL = 75  # Slack's limit on a button's text
 STYLES = ("primary", "danger")
+# Reserved ids a message's own `actions` may not use (interactions.mute): the button a
+# message to a person of an opt-out-able category carries, pinned in its post's catalog
+# beside the message's own (so a pinned catalog holds up to MAX_ACTIONS + 1), and the Undo
+# the post shows once that person muted the category.
+MUTE_CATEGORY = "mute_category"
+UNMUTE_CATEGORY = "unmute_category"
+RESERVED = (MUTE_CATEGORY, UNMUTE_CATEGORY)
 
 
 @dataclass(frozen=True)
@@ -26,13 +33,13 @@ class Action:
     style: str | None = None
 
 
-def catalog(stored: Any) -> tuple[Action, ...]:
+def catalog(stored: Any, most: int = MAX_ACTIONS) -> tuple[Action, ...]:
     """A stored `actions` list as the catalog (empty when absent); DocumentError
     `invalid_actions` naming the first entry that does not fit the contract."""
     if stored is None:
         return ()
-    if not isinstance(stored, list) or not 1 <= len(stored) <= MAX_ACTIONS:
-        raise DocumentError("invalid_actions", f"actions must be 1 to {MAX_ACTIONS} entries")
+    if not isinstance(stored, list) or not 1 <= len(stored) <= most:
+        raise DocumentError("invalid_actions", f"actions must be 1 to {most} entries")
     actions = tuple(_action(entry) for entry in stored)
     ids = [action.id for action in actions]
     if len(set(ids)) != len(ids):
@@ -51,6 +58,17 @@ def _action(entry: Any) -> Action:
     if style is not None and style not in STYLES:
         raise DocumentError("invalid_actions", f"action style {style!r} is not primary or danger")
     return Action(action_id, label, style)
+
+
+def pinned_catalog(stored: Any) -> tuple[Action, ...]:
+    """The catalog a ledger entry pinned at the send: a message's own, and perhaps the
+    reserved `mute_category` beside them."""
+    return catalog(stored, MAX_ACTIONS + 1)
+
+
+def mute_action(label: str) -> Action:
+    """The reserved button that mutes a category, named by its label as of the send."""
+    return Action(MUTE_CATEGORY, f"Mute {label}"[:MAX_LABEL])
 
 
 def to_document(actions: tuple[Action, ...]) -> list[dict[str, Any]]:

@@ -63,3 +63,11 @@ def answered(
         return base
     context = ContextBlock(elements=[MarkdownTextObject(text="\n".join(lines)[:3000])]).to_dict()
     return replace(base, blocks=[*base.blocks, context])
+
+
+def with_note(rendered: SlackMessage, note: str) -> SlackMessage:
+    """`rendered` with a context line of mrkdwn `note` after its blocks."""
+    if rendered.blocks is None:
+        return rendered
+    context = ContextBlock(elements=[MarkdownTextObject(text=note[:3000])]).to_dict()
+    return replace(rendered, blocks=[*rendered.blocks, context])

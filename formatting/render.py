@@ -11,8 +11,9 @@ from core.actions import Action
 from core.documents.deliveries import PinnedPost
 from core.platform import TEAMS
 from formatting import buttons
+from formatting.escape import escape
 from formatting.slack_text import SlackMessage, to_slack
-from formatting.teams_buttons import teams_answered, with_teams_actions
+from formatting.teams_buttons import teams_answered, teams_noted, with_teams_actions
 from formatting.teams_card import to_teams
 from formatting.teams_message import TeamsMessage
 
@@ -45,6 +46,13 @@ def answered(
     if isinstance(rendered, TeamsMessage):
         return teams_answered(rendered, delivery_id, actions, answers, closed=closed)
     return buttons.answered(rendered, delivery_id, actions, answers, closed=closed)
+
+
+def noted(rendered: Rendered, note: str) -> Rendered:
+    """`rendered` with a line of `note` (plain text) after its body."""
+    if isinstance(rendered, TeamsMessage):
+        return teams_noted(rendered, note)
+    return buttons.with_note(rendered, escape(note))
 
 
 def pinned(rendered: Rendered, member: str | None = None) -> PinnedPost:

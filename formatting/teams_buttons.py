@@ -77,3 +77,12 @@ def _line(who: Answerer, action: Action, mentions: Mentions) -> str:
     user_id, name = who if isinstance(who, tuple) else (who, who)
     label = markdown_text(action.label, allow_broadcast=False)
     return f"{mentions.at(user_id, name)} answered **{label}**"
+
+
+def teams_noted(message: TeamsMessage, note: str) -> TeamsMessage:
+    """The card with a subtle line of plain `note` after its body."""
+    text = markdown_text(note, allow_broadcast=False)
+    block = TextBlock(text=text, wrap=True, is_subtle=True, separator=True)
+    return with_card(
+        message, body=[*message.card.get("body", []), block.model_dump(exclude_none=True)]
+    )

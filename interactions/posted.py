@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.actions import Action, catalog
+from core.actions import Action, pinned_catalog
 from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost, entry_post
 from core.errors import DocumentError
 from core.runtime import Runtime
@@ -61,7 +61,7 @@ def read_posted(rt: Runtime, delivery_id: str) -> Posted | None:
     else:
         return None
     try:
-        actions = catalog(ledger.get(LedgerField.ACTIONS))
+        actions = pinned_catalog(ledger.get(LedgerField.ACTIONS))
     except DocumentError:
         return None
     if not actions:

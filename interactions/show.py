@@ -25,15 +25,16 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 
 from core import logs
-from core.actions import Action, find
+from core.actions import MUTE_CATEGORY, RESERVED, UNMUTE_CATEGORY, Action, find
 from core.documents.deliveries import LedgerField, LedgerKind, PinnedPost, entry_post
 from core.documents.responses import ResponseField
 from core.errors import DocumentError
 from core.platform import Outcome
 from core.runtime import Runtime
 from core.store import RESPONSES, Snapshot
-from formatting.render import Rendered, answered, unpinned
+from formatting.render import Rendered, answered, noted, unpinned
 from formatting.slack_text import RENDER_VERSION
+from interactions.mute import UNDO
 from interactions.posted import Posted, read_posted
 from rotations.render import handed_on, render_turn
 
@@ -158,9 +159,11 @@ def _update(rt: Runtime, delivery_id: str, answers: list[Snapshot], budget: Budg
     if not (isinstance(channel, str) and isinstance(ts, str)):
         return _failed(delivery_id, answers, "not_posted_yet")  # not recorded yet: next pass
     try:
-        pairs = _labelled(answers, posted.actions)
+        plain = [snap for snap in answers if _field(snap, ResponseField.ACTION_ID) not in RESERVED]
+        pairs = _labelled(plain, posted.actions)
         closed = posted.one_answer and bool(pairs)
-        shown = answered(_rendered(posted), delivery_id, posted.actions, pairs, closed=closed)
+        base, actions = _muted(_rendered(posted), posted.actions, answers)
+        shown = answered(base, delivery_id, actions, pairs, closed=closed)
     except DocumentError as exc:
         return _failed(delivery_id, answers, exc.code)
     if rt.platform(platform).edit_waiting_until() is not None or not budget.take():
@@ -204,6 +207,25 @@ def _handed_on(posted: Posted, post: PinnedPost, new: str) -> Rendered:
         if swapped is not None:
             return swapped
     return render_turn(posted.text, new, posted.platform)
+
+
+def _muted(
+    rendered: Rendered, actions: tuple[Action, ...], answers: list[Snapshot]
+) -> tuple[Rendered, tuple[Action, ...]]:
+    """The post and its buttons as its person's latest mute click left them
+    (interactions.mute): muted, a line saying so and the Undo in place of the mute button;
+    unmuted again, a line saying that; never clicked, as sent."""
+    mute = find(actions, MUTE_CATEGORY)
+    clicks = [_field(s, ResponseField.ACTION_ID) for s in answers]
+    latest = next((c for c in reversed(clicks) if c in RESERVED), None)
+    if mute is None or latest is None:
+        return rendered, actions
+    label = mute.label.removeprefix("Mute ")
+    if latest == UNMUTE_CATEGORY:
+        return noted(rendered, f"You'll get {label} messages again."), actions
+    undo = Action(UNMUTE_CATEGORY, UNDO)
+    kept = tuple(undo if action is mute else action for action in actions)
+    return noted(rendered, f"You won't get {label} messages."), kept
 
 
 def _labelled(answers: list[Snapshot], actions: tuple[Action, ...]) -> list[tuple[str, Action]]:

@@ -49,7 +49,7 @@ from core.schedule import catch_up
 from core.store import DELIVERIES, Snapshot
 from messages.ledger import message_entry
 from messages.missed import missed_records, skip_missed
-from messages.plan import MessagePlan
+from messages.plan import MessagePlan, with_mute
 from messages.skip_gated import skip_gated
 from processor.abc import Kind, Missed, OpenDM, Planned, Settlement
 from processor.claim import repair_from_ledger
@@ -161,7 +161,8 @@ def _plan_to_person(
         skip = partial(skip_gated, kind=kind, snap=snap, plan=held_plan, occurrence=occurrence)
         return Settlement(partial(skip, missed=missed, reason=LedgerReason(reason)))
     holds, held = reservation(gates, message, docs, occurrence, delivery_id, now)
-    planned = replace(plan, message=replace(message, holds=holds), reservation=held)
+    sent = with_mute(replace(message, holds=holds), docs.category)
+    planned = replace(plan, message=sent, reservation=held)
     assert message.user is not None
     if message.channel is not None:  # a Teams personal chat: the conversation is theirs
         return planned

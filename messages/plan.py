@@ -3,14 +3,15 @@ entry pins of the post: planned by messages.claim, committed by processor.claim.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from google.cloud import firestore
 
-from core.actions import to_document
+from core.actions import MUTE_CATEGORY, RESERVED, find, mute_action, to_document
+from core.documents.categories import CategoryField
 from core.documents.deliveries import (
     LedgerField,
     LedgerStatus,
@@ -26,7 +27,7 @@ from core.models import Message, message_delivery_id
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
 from core.store import DELIVERIES
-from formatting.render import pinned, render
+from formatting.render import pinned, render, with_actions
 from messages.advance import settled, stored_anchor
 from messages.ledger import message_entry
 from messages.missed import counted, log_missed
@@ -117,9 +118,37 @@ def pinned_post(message: Message) -> LedgerWrite:
     answer wins. Nothing for a post without buttons: no click or update ever reads it."""
     if not message.actions:
         return LedgerWrite()
+    muted = message.category if find(message.actions, MUTE_CATEGORY) else None
     return LedgerWrite(
-        actions=to_document(message.actions), post=_rendered(message), one_answer=message.one_answer
+        actions=to_document(message.actions),
+        post=_rendered(message),
+        one_answer=message.one_answer,
+        mute_category=muted or UNSET,
     )
+
+
+def with_mute(message: Message, category: Mapping[str, Any] | None) -> Message:
+    """`message` with the reserved mute button after its own (core.actions.mute_action) when
+    it goes to a person (a Slack DM, a Teams personal chat) and its category, as this claim
+    read it, lets them opt out (`opt_out_allowed` true or absent; anything else is read as
+    must-read), and the post can carry buttons (Slack's blocks, Teams' card size; else it
+    goes without). Its label and the category it mutes are pinned by the claim
+    (pinned_post), whatever edits come later."""
+    if message.user is None or message.category is None:
+        return message
+    if any(action.id in RESERVED for action in message.actions):
+        return message  # stored by hand with a reserved id (the API refuses it): no second
+    if not category or category.get(CategoryField.OPT_OUT_ALLOWED, True) is not True:
+        return message
+    label = category.get(CategoryField.LABEL)
+    named = label if isinstance(label, str) and label.strip() else message.category
+    actions = (*message.actions, mute_action(named))
+    try:  # a post that cannot carry buttons (too long for them) goes without
+        rendered = render(message.platform, message.text, allow_broadcast=message.allow_broadcast)
+        with_actions(rendered, "", actions)
+    except DocumentError:
+        return message
+    return replace(message, actions=actions)
 
 
 def _rendered(message: Message) -> PinnedPost | Unset:

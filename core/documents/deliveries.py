@@ -98,6 +98,9 @@ class LedgerField(enum.StrEnum):
     TEXT = "text"  # a rotation day's template
     RENDER_VERSION = "render_version"
     ONE_ANSWER = "one_answer"
+    # The category a post's reserved `mute_category` button mutes (core.actions), as the
+    # message named it at the send.
+    MUTE_CATEGORY = "mute_category"
 
 
 class PostField(enum.StrEnum):
@@ -189,6 +192,7 @@ class LedgerWrite(Write):
     text: str | Unset = UNSET
     render_version: int | Unset = UNSET
     one_answer: bool | Unset = UNSET
+    mute_category: str | Unset = UNSET
 
 
 @dataclass(frozen=True)
