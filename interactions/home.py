@@ -103,7 +103,7 @@ def _message_rows(rt: Runtime, user: str) -> list[MessageRow]:
         if data.get(MessageField.DELETED) is not True and data.get(MessageField.STATUS) in LISTED:
             listed.append((snap.id, data))
     listed.sort(key=lambda item: _due(item[1]))
-    return [_message_row(doc_id, data) for doc_id, data in listed]
+    return [_message_row(doc_id, data, user) for doc_id, data in listed]
 
 
 def _due(data: dict[str, Any]) -> float:
@@ -111,7 +111,7 @@ def _due(data: dict[str, Any]) -> float:
     return due.timestamp() if isinstance(due, datetime) else float("inf")
 
 
-def _message_row(doc_id: str, data: dict[str, Any]) -> MessageRow:
+def _message_row(doc_id: str, data: dict[str, Any], user: str) -> MessageRow:
     status = str(data.get(MessageField.STATUS))
     text = data.get(MessageField.TEXT)
     try:
@@ -135,7 +135,13 @@ def _message_row(doc_id: str, data: dict[str, Any]) -> MessageRow:
         schedule=schedule,
         cancellable=status in CANCELLABLE,
         occurrence=_occurrence(data) if status in WAITING else None,
+        changed_by=_someone_else(data.get(MessageField.UPDATED_BY), user),
     )
+
+
+def _someone_else(actor: object, user: str) -> str | None:
+    """Who changed the message last, when it was not the person (an admin, the page)."""
+    return actor if isinstance(actor, str) and actor and actor != user else None
 
 
 def _occurrence(data: dict[str, Any]) -> datetime | None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from core.models import USER_ID
+
 # The actions on the tab (interactions.home_actions). Each button's value is the id it acts
 # on; Send now's is `send_now_value`: the id and the occurrence the tab showed.
 CANCEL = "home_cancel"
@@ -36,6 +38,7 @@ class MessageRow:
     schedule: str  # the schedule in words
     cancellable: bool
     occurrence: datetime | None  # the occurrence Send now sends: None, no Send now
+    changed_by: str | None = None  # who changed it last, when not the person: a Slack id or email
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,8 @@ def escape(text: str) -> str:
 def _message(row: MessageRow) -> list[dict[str, Any]]:
     preview = row.text if len(row.text) <= _PREVIEW_CHARS else row.text[:_PREVIEW_CHARS] + "…"
     words = f"{escape(preview)}\n*{row.status}* · {escape(row.when)}\n{escape(row.schedule)}"
+    if row.changed_by is not None:
+        words += f"\nLast changed by {_actor(row.changed_by)}"
     buttons = []
     if row.occurrence is not None:
         buttons.append(_button("Send now", SEND_NOW, send_now_value(row.id, row.occurrence)))
@@ -115,6 +120,11 @@ def _message(row: MessageRow) -> list[dict[str, Any]]:
     if not buttons:
         return [_section(words), _context("No action while it is " + row.status + ".")]
     return [_section(words), {"type": "actions", "elements": buttons}]
+
+
+def _actor(actor: str) -> str:
+    """A Slack user id as a mention (Slack shows their name), anyone else as written."""
+    return f"<@{actor}>" if USER_ID.match(actor) else escape(actor)
 
 
 def _toggle(toggle: Toggle) -> dict[str, Any]:

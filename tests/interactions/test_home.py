@@ -232,3 +232,16 @@ def test_opening_the_home_tab_publishes_it_and_the_messages_tab_nothing(db, slac
 
     home_tab = event(clicks, app_home_opened(ANA, "1.2"), at=T0, event_id="Ev2")
     assert home_tab.status_code == 200 and "Deploy at noon" in tab_text(slack.home_view(ANA))
+
+
+def test_the_tab_says_who_last_changed_a_message_when_it_was_someone_else(rt, db, slack):
+    mine(db, text="Edited on the page", updated_by="lead@example.com")
+    mine(db, text="Cancelled by an admin", updated_by=BEN)
+    mine(db, text="Mine alone", updated_by=ANA)
+
+    publish_home(rt, ANA)
+
+    text = tab_text(slack.home_view(ANA))
+    assert "Last changed by lead@example.com" in text
+    assert f"Last changed by <@{BEN}>" in text
+    assert text.count("Last changed by") == 2  # not on the one only Ana changed
