@@ -61,7 +61,7 @@ STATUSES = tuple(Status)  # the contract's, `skipped` and `sending` included
 _DOCUMENT_ID = "__name__"
 _ONE_STATUS = "|".join(STATUSES)
 # What `created_by` can hold (composer.actor): a Slack user id, an email, or `admin`.
-CREATED_BY = re.compile(r"^(?:[UW][A-Z0-9]{2,}|admin|[^@\s]{1,200}@[^@\s]{1,200})$")
+CREATED_BY = re.compile(r"^(?:[UW][A-Z0-9]{2,}|admin|[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,255})$")
 
 
 class PageQuery(BaseModel):

@@ -166,5 +166,6 @@ def test_records_link_to_the_operations_on_them(api: Any) -> None:
         "channel": "$request.query.channel",
         "user": "$request.query.user",
         "teams_conversation": "$request.query.teams_conversation",
+        "created_by": "$request.query.created_by",
         "cursor": "$response.body#/next_cursor",
     }
