@@ -7,7 +7,8 @@ duplicate finds it and is acknowledged with nothing done. A handler that raises 
 record removed and is answered 500, so that Slack's retry acts on the event again (the
 handlers are idempotent: they store a state). `EVENTS` says which code acts on each event
 type; a type without a row is acknowledged and logged. Handlers run inside the request's
-2 s (interactions.in_time): they do a few writes, never a Slack call."""
+2 s (interactions.in_time): a few writes, and for `app_home_opened` one `views.publish`
+(a publish Slack does not take is logged; the next opening of the tab publishes again)."""
 
 from __future__ import annotations
 
