@@ -174,11 +174,6 @@ def confirmation(message: dict[str, Any]) -> str:
     return said
 
 
-def modal_action(rt: Runtime, inbound: Inbound) -> flask.Response:
-    """An action inside the modal: none acts before submission (every input is read then)."""
-    return ok()
-
-
 def _categories(rt: Runtime) -> list[tuple[str, str]]:
     found = rt.db.collection(CATEGORIES).limit(_MAX_CATEGORIES).stream()
     choices = []
