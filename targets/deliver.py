@@ -37,6 +37,7 @@ from cloudevents.exceptions import (
 from cloudevents.http import CloudEvent, from_http
 from functions_framework import event_conversion
 from functions_framework.exceptions import EventConversionException
+from google.cloud import firestore
 
 from core import logs
 from core.errors import BadRequest, MethodNotAllowed
@@ -48,6 +49,7 @@ from core.slack import Method
 from core.store import is_document_id
 from interactions.handoff import ANSWERS
 from interactions.show import show_answers
+from processor.abc import Claim, Passes
 from processor.dead_letter import dead_letter_of, escalate_dead_letter
 from processor.deliver import deliver_paced
 from processor.installation import check_installation_lately
@@ -177,26 +179,30 @@ def deliver_occurrence(
     """Deliver what the document the message names is due for now, from the snapshot it
     carries (format 2; a format-1 message's document is read): the claim, conditioned on
     that snapshot's update time, decides, so a document claimed, settled or edited since the
-    tick read it posts nothing (the next tick publishes an edited one again). A document
-    released for a Slack rate limit, or a person's DM that conversations.open's Retry-After
-    keeps from opening, is waited for if that ends by `hold_until` (default: now), and read
-    again after the wait; later, ChannelWait hands the message back, so the channel's later
-    messages do not overtake it."""
+    tick read it posts nothing (the next tick publishes an edited one again; a lost claim
+    reads the document once, `_from_carried`). A document released for a Slack rate limit,
+    or a person's DM that conversations.open's Retry-After keeps from opening, is waited for
+    if that ends by `hold_until` (default: now), and read again after the wait; later,
+    ChannelWait hands the message back, so the channel's later messages do not overtake
+    it."""
     kind = KINDS_BY_NAME[occurrence.kind]
     ref = rt.db.collection(kind.collection).document(occurrence.subject_id)
     hold_until = hold_until or rt.clock.now()
-    snap = occurrence.snapshot or ref.get()
-    if _waited(rt, rate_limited_until(snap.to_dict() or {}, rt.clock.now()), hold_until):
-        snap = ref.get()
     fields: dict[str, Any] = {
         kind.id_field: occurrence.subject_id,
         "pubsub_message_id": message_id,
         "due_at": occurrence.due_at,
     }
-    if not snap.exists:
-        logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
-        return Result.SKIPPED
-    result, claim = deliver_paced(rt, kind, snap, hold_until)
+    tried = _from_carried(rt, kind, occurrence, ref, hold_until)
+    if tried is None:  # no snapshot carried, or a Retry-After overtook it: read the document
+        snap = ref.get()
+        if _waited(rt, rate_limited_until(snap.to_dict() or {}, rt.clock.now()), hold_until):
+            snap = ref.get()
+        if not snap.exists:
+            logs.info("nothing to deliver: the document is gone", **fields, status="skipped")
+            return Result.SKIPPED
+        tried = deliver_paced(rt, kind, snap, hold_until)
+    result, claim = tried
     while (
         claim is None
         and result is Result.RELEASED  # left due by its plan: the DM was not opened
@@ -209,6 +215,30 @@ def deliver_occurrence(
         # document the plan settled itself, failed or left due, has its own outcome line.)
         logs.info("nothing to deliver: not claimable now", **fields, status=result.value)
     return result
+
+
+def _from_carried(
+    rt: Runtime,
+    kind: Passes[Any, Any],
+    occurrence: DueOccurrence,
+    ref: firestore.DocumentReference,
+    hold_until: datetime,
+) -> tuple[Result, Claim[Any] | None] | None:
+    """The delivery from the carried snapshot, without reading the document. None when none
+    is carried (format 1), or when its claim lost to a release for a Slack rate limit (a
+    redelivery after a 429 carries the document as it was before): the document is then
+    read as for a format-1 message, so the Retry-After is waited for or the message handed
+    back, never acknowledged early. Telling that release from any other change since the
+    tick (an edit, a settle, another delivery) costs one read, and only when the claim
+    lost."""
+    carried = occurrence.snapshot
+    if carried is None:
+        return None
+    result, claim = deliver_paced(rt, kind, carried, hold_until)
+    lost = claim is None and result is Result.DUPLICATE
+    if lost and rate_limited_until(ref.get().to_dict() or {}, rt.clock.now()) is not None:
+        return None
+    return result, claim
 
 
 def _waited(rt: Runtime, until: datetime | None, hold_until: datetime) -> bool:
