@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from core import logs
-from core.documents.subjects import SubjectField
 from core.pubsub import DueOccurrence, publisher
 from core.runtime import Runtime
 from core.store import Snapshot
@@ -59,17 +58,13 @@ def _publish_kind(
 
 
 def _occurrence(kind: Passes[Any, Any], snap: Snapshot) -> DueOccurrence | None:
-    """The message for a due document; None when the query's own field is not an instant
+    """The message for a due document, carrying it as the query read it (`deliver` claims
+    from it without reading it again); None when the query's own field is not an instant
     (cannot happen: the due query compares it with one)."""
-    data = snap.to_dict() or {}
-    due_at = data.get(SubjectField.NEXT_RUN_AT)
-    if not isinstance(due_at, datetime):
-        return None
     # A document without a usable channel still goes out (unordered): `deliver`'s claim
     # rejects it with its code, as the inline pass does. A message to a person is ordered
     # by their user id (processor.due_page.channel_of: it stands for their DM).
-    channel = channel_of(snap)
-    return DueOccurrence(kind.name, snap.id, due_at, channel or "")
+    return DueOccurrence.for_snapshot(kind.name, snap, channel_of(snap) or "")
 
 
 def publish(rt: Runtime, occurrences: Sequence[DueOccurrence]) -> Counter[str]:

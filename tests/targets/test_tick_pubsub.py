@@ -15,7 +15,8 @@ import functions_framework
 import pytest
 
 from core.models import message_delivery_id
-from core.store import ROTATIONS
+from core.snapshot_codec import decode
+from core.store import MESSAGES, ROTATIONS
 from emulator.slack_standin import Fault
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
@@ -85,12 +86,18 @@ def test_a_tick_publishes_each_due_document_once_ordered_by_channel_and_claims_n
         ("rotation", "standup"),
     ]
     by_id = {b["subject_id"]: (b, p) for b, p in zip(bodies, pulled, strict=True)}
-    assert by_id[first][0] == {
-        "format": 1,
+    body = by_id[first][0]
+    assert {k: v for k, v in body.items() if k != "document"} == {
+        "format": 2,
         "kind": "message",
         "subject_id": first,
         "due_at": (T0 - timedelta(minutes=2)).isoformat(),
     }
+    # The document as the tick read it, at its version: `deliver` claims from it.
+    carried = decode(db, base64.b64decode(body["document"]))
+    stored = db.collection(MESSAGES).document(first).get()
+    assert (carried.reference, carried.to_dict()) == (stored.reference, stored.to_dict())
+    assert carried.update_time == stored.update_time
     assert by_id[first][1].ordering_key == "C0AAA"
     assert by_id["standup"][1].ordering_key == "C0ROTATION"
     assert by_id[first][1].push["message"]["attributes"] == {"kind": "message", "subject_id": first}
