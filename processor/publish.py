@@ -47,6 +47,7 @@ def publish(rt: Runtime, occurrences: Sequence[DueOccurrence]) -> Counter[str]:
         for o in occurrences
     ]
     counts: Counter[str] = Counter()
+    paused: set[str] = set()
     for occurrence, future in pending:
         try:
             future.result(timeout=rt.settings.tick_budget_seconds)
@@ -61,12 +62,15 @@ def publish(rt: Runtime, occurrences: Sequence[DueOccurrence]) -> Counter[str]:
                 error_code=type(exc).__name__,
                 error_message=str(exc),
             )
-            # A failed publish pauses its ordering key in this client until resumed: the
-            # next tick must be able to publish the channel again.
             if occurrence.channel:
-                client.resume_publish(topic, occurrence.channel)
+                paused.add(occurrence.channel)
             continue
         counts["published"] += 1
+    # A failed publish pauses its ordering key in this client until resumed, once (the
+    # client refuses to resume a key that is not paused): the next scan must be able to
+    # publish the channel again.
+    for channel in paused:
+        client.resume_publish(topic, channel)
     return counts
 
 
