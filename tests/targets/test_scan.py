@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core.models import message_delivery_id
-from core.store import MESSAGES
 from processor.scan import SWEEP_AGE, SWEEP_EVERY
+from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import seed_message
@@ -68,15 +68,23 @@ def test_a_document_written_with_a_past_time_after_a_scan_is_published_by_the_ne
     assert subjects(pulled) == ["early", "late", "racing"]
 
 
-def test_an_edit_of_a_published_document_publishes_it_again(tick_app, pubsub, deliver, db):
+def test_a_message_edited_through_the_api_while_it_waits_is_published_again(
+    tick_app, pubsub, deliver, api, db, slack, clock
+):
     seed_message(db, "m1", next_run_at=T0 - MINUTE)
     assert run_tick(tick_app, T0)["published"] == 1
-    pubsub.drain()
-    # The scan read it at T0; edited since (its text), still due: its message is stale.
-    db.collection(MESSAGES).document("m1").update({"text": "new words", "updated_at": T0})
+    clock.set(T0 + 20 * SECOND)
+    # Edited after that scan read it, still due at a time already past: the message on the
+    # topic was taken from the old version.
+    status, _ = call(api, "PUT", "/messages/m1", {"text": "Stand-up moved to 10:00"})
+    assert status == 200
 
     assert run_tick(tick_app, T0 + MINUTE)["published"] == 1
-    assert subjects(pubsub.drain()) == ["m1"]
+    pulled = pubsub.drain()
+    assert subjects(pulled) == ["m1", "m1"]
+    assert all(push(deliver, p) == 200 for p in pulled)
+    [post] = slack.posts()
+    assert post.text == "Stand-up moved to 10:00"
 
 
 def test_failed_publishes_leave_the_window_to_the_next_scan_and_the_tick_answers(
