@@ -70,11 +70,12 @@ def scan_pass(rt: Runtime, kinds: Sequence[Passes[Any, Any]]) -> dict[str, Any]:
     summary: dict[str, Any] = {**dict.fromkeys(SUMMARY_KEYS, 0), "due": 0}
     for kind in kinds:
         part = settle_expired(rt, kind, history)
-        if rt.settings.shards == 1:
-            part.update(scan_shard(rt, kind, 0))
+        shards = rt.settings.shards
+        if shards == 1:
+            part.update(scan_shard(rt, kind, 0, 1))
         else:
-            shards = range(rt.settings.shards)
-            part.update(request_scans(rt, [ScanRequest(kind.name, k, now) for k in shards]))
+            asks = [ScanRequest(kind.name, k, shards, now) for k in range(shards)]
+            part.update(request_scans(rt, asks))
         for key in (*SUMMARY_KEYS, "due"):
             summary[key] += part[key]
         if kind.summary_key is not None:
@@ -82,16 +83,16 @@ def scan_pass(rt: Runtime, kinds: Sequence[Passes[Any, Any]]) -> dict[str, Any]:
     return summary | {"dry_run": False, "now": now.isoformat()}
 
 
-def scan_shard(rt: Runtime, kind: Passes[Any, Any], shard: int) -> Counter[str]:
-    """Publish what is due in `kind`'s shard `shard` and not published yet, then advance its
-    mark. Counts: `due` (documents read to publish), `published`, `scans` (a continuation),
-    `errors` (each also an ERROR line)."""
+def scan_shard(rt: Runtime, kind: Passes[Any, Any], shard: int, shards: int) -> Counter[str]:
+    """Publish what is due in `kind`'s shard `shard` of `shards` and not published yet, then
+    advance its mark. Counts: `due` (documents read to publish), `published`, `scans` (a
+    continuation), `errors` (each also an ERROR line)."""
     now = rt.clock.now()
     counts: Counter[str] = Counter()
     try:
         ref = rt.db.collection(PUBLISH_MARKS).document(mark_id(kind.name, shard))
         read = ref.get()  # pragma: SYNCPOINT scan
-        window = _window(rt, kind, shard, PublishMark.of(read), now)
+        window = _window(rt, kind, (shard, shards), PublishMark.of(read), now)
     except Exception as exc:
         what = f"reading the due {kind.name}s failed"
         io_error(counts, what, exc, collection=kind.collection, shard=shard)
@@ -102,7 +103,7 @@ def scan_shard(rt: Runtime, kind: Passes[Any, Any], shard: int) -> Counter[str]:
         return counts  # the mark stays where it was: the next scan publishes this again
     advanced = _advance(rt, kind, shard, read, window.mark(read.read_time, now), counts)
     if advanced and window.full:
-        counts.update(request_scans(rt, [ScanRequest(kind.name, shard, now)]))
+        counts.update(request_scans(rt, [ScanRequest(kind.name, shard, shards, now)]))
     return counts
 
 
@@ -131,10 +132,14 @@ class _Window:
 
 
 def _window(
-    rt: Runtime, kind: Passes[Any, Any], shard: int, mark: PublishMark | None, now: datetime
+    rt: Runtime,
+    kind: Passes[Any, Any],
+    shard: tuple[int, int],
+    mark: PublishMark | None,
+    now: datetime,
 ) -> _Window:
     limit = rt.settings.tick_limit
-    queries = _ShardQueries(rt.db, kind.queue, shard, rt.settings.shards)
+    queries = _ShardQueries(rt.db, kind.queue, *shard)
     new = queries.new(mark, now, limit)
     full = len(new) == limit
     if full:

@@ -66,7 +66,7 @@ def handle_deliver(request: flask.Request, settings: Settings) -> tuple[Any, int
     message_id = event["id"]
     try:
         occurrence = read_message(event.data)
-        scan = scan_request_of(occurrence, settings)
+        scan = scan_request_of(occurrence, event.data)
     except MalformedMessage as exc:
         logs.warning(
             "malformed Pub/Sub message acknowledged; nothing delivered",
@@ -134,18 +134,18 @@ def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
         flask.abort(429, description=str(exc))
 
 
-def scan_request_of(occurrence: DueOccurrence, settings: Settings) -> ScanRequest | None:
+def scan_request_of(occurrence: DueOccurrence, data: Any) -> ScanRequest | None:
     """The scan a `scan` message asks for; None for any other kind."""
     if occurrence.kind != SCAN:
         return None
     kinds = set(KINDS_BY_NAME)
-    return ScanRequest.parse(occurrence.subject_id, occurrence.due_at, kinds, settings.shards)
+    return ScanRequest.of(occurrence.subject_id, occurrence.due_at, data["message"], kinds)
 
 
 def scanned(rt: Runtime, scan: ScanRequest, message_id: str) -> tuple[dict[str, str], int]:
     """Scan the shard a request names: 200 and one INFO line with the counts; a failed read
     or publish raises, so Pub/Sub redelivers the request (the mark stayed where it was)."""
-    counts = scan_shard(rt, KINDS_BY_NAME[scan.kind], scan.shard)
+    counts = scan_shard(rt, KINDS_BY_NAME[scan.kind], scan.shard, scan.shards)
     fields = {key: counts[key] for key in ("due", "published", "scans", "errors")}
     if counts["errors"]:
         raise RuntimeError(f"scanning {scan.subject_id} failed; Pub/Sub asks again")

@@ -42,13 +42,13 @@ def test_two_scans_of_one_shard_at_once_lose_nothing_and_publish_at_most_twice(d
     def scan(rt: Any) -> Any:
         def run() -> None:
             rounds.message_for_this_round()
-            scan_shard(rt, MESSAGE_KIND, 0)
+            scan_shard(rt, MESSAGE_KIND, 0, 1)
 
         return run
 
     orchestrate(scan(scans[0]), scan(scans[1]), name="scan")
 
-    assert scan_shard(scans[2], MESSAGE_KIND, 0)["published"] == 0
+    assert scan_shard(scans[2], MESSAGE_KIND, 0, 1)["published"] == 0
     counts = published(pubsub)
     assert sorted(counts) == sorted(rounds.messages)
     assert set(counts.values()) <= {1, 2}
@@ -59,15 +59,15 @@ def test_a_document_written_while_a_scan_runs_is_published_by_it_or_the_next(db,
     written: list[str] = []
 
     def scan() -> None:
-        scan_shard(scans[0], MESSAGE_KIND, 0)
+        scan_shard(scans[0], MESSAGE_KIND, 0, 1)
 
     def write() -> None:
         written.append(seed_message(db, next(ids), **STAMPED))  # pragma: SYNCPOINT scan
 
     orchestrate(scan, write, name="scan")
 
-    scan_shard(scans[2], MESSAGE_KIND, 0)  # the next scan, after them all
-    assert scan_shard(scans[2], MESSAGE_KIND, 0)["published"] == 0
+    scan_shard(scans[2], MESSAGE_KIND, 0, 1)  # the next scan, after them all
+    assert scan_shard(scans[2], MESSAGE_KIND, 0, 1)["published"] == 0
     counts = published(pubsub)
     assert sorted(counts) == sorted(written)
     assert set(counts.values()) <= {1, 2}

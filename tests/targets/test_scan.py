@@ -148,7 +148,7 @@ def test_a_full_page_is_continued_by_a_scan_request_that_deliver_takes(
     for expected in ([3, 1], [1, 0]):  # the request continues; the last page is not full
         pulled = pubsub.drain()
         [request] = [p for p in pulled if body_of(p)["kind"] == "scan"]
-        assert body_of(request)["subject_id"] == "message-0"
+        assert (body_of(request)["subject_id"], body_of(request)["shards"]) == ("message-0", 1)
         assert request.ordering_key == ""
         taken += [p for p in pulled if p is not request]
         capsys.readouterr()
@@ -174,29 +174,44 @@ def test_with_four_shards_the_tick_asks_deliver_to_scan_each_and_reads_no_due_pa
     # One request per (kind, shard): rotations, messages, events.
     assert (summary["scans"], summary["published"], summary["due"]) == (12, 0, 0)
     requests = pubsub.drain()
-    assert sorted(body_of(p)["subject_id"] for p in requests) == sorted(
-        f"{kind}-{shard}" for kind in ("rotation", "message", "event") for shard in range(4)
+    assert sorted((body_of(p)["subject_id"], body_of(p)["shards"]) for p in requests) == sorted(
+        (f"{kind}-{shard}", 4) for kind in ("rotation", "message", "event") for shard in range(4)
     )
+    # A `deliver` deployed without SHARDS still scans the shards the tick asked for.
+    monkeypatch.delenv("SHARDS")
     assert all(push(deliver, p) == 200 for p in requests)
     occurrences = pubsub.drain()
     assert subjects(occurrences) == ids
     assert all(push(deliver, p) == 200 for p in occurrences)
     assert len(slack.delivery_ids()) == 12
     # A second tick asks again; the shards' scans find nothing new.
+    monkeypatch.setenv("SHARDS", "4")
     assert run_tick(tick_app, T0 + MINUTE)["scans"] == 12
     assert all(push(deliver, p) == 200 for p in pubsub.drain())
     assert pubsub.drain() == []
 
 
-@pytest.mark.parametrize("subject_id", ["message-4", "message-x", "nothing-0", "message-"])
+@pytest.mark.parametrize(
+    ("subject_id", "shards", "field"),
+    [
+        ("message-4", 4, "subject_id"),
+        ("message-x", 4, "subject_id"),
+        ("nothing-0", 4, "subject_id"),
+        ("message-", 4, "subject_id"),
+        ("message-0", None, "shards"),
+        ("message-0", 0, "shards"),
+        ("message-0", "4", "shards"),
+    ],
+)
 def test_a_scan_request_for_no_shard_is_acknowledged_as_malformed(
-    deliver, pubsub, subject_id, capsys
+    deliver, pubsub, subject_id, shards, field, capsys
 ):
     data = {"format": 1, "kind": "scan", "subject_id": subject_id, "due_at": T0.isoformat()}
+    data |= {} if shards is None else {"shards": shards}
     message = {"data": base64.b64encode(json.dumps(data).encode()).decode(), "messageId": "1"}
     pulled = Pulled("ack", "1", "", {"subscription": pubsub.path, "message": message})
 
     assert push(deliver, pulled) == 200
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     [line] = [line for line in lines if line["severity"] == "WARNING"]
-    assert (line["status"], line["field"]) == ("malformed", "subject_id")
+    assert (line["status"], line["field"]) == ("malformed", field)
