@@ -14,6 +14,8 @@ What Pub/Sub sees:
   unavailable, or invalid settings. Redelivery is safe: the ledger stops a second post.
 - an `answers` message (a click's, interactions.handoff): the post updated to show the
   delivery's answers, and acknowledged whatever came of it (the next pass retries).
+- a `scan` request (core.scan_request): one (kind, shard) scanned and what is due in it
+  published (processor.scan.scan_shard); a failed read or publish raises (redelivered).
 - a dead letter (a message Pub/Sub forwarded to the dead-letter topic after repeated failed
   pushes, processor/dead_letter.py): escalated and acknowledged, nothing sent.
 - HTTP 401: the caller did not authenticate as the `tick` target requires (admin token, or
@@ -44,6 +46,7 @@ from core.errors import BadRequest, MethodNotAllowed
 from core.http import json_object
 from core.pubsub import DueOccurrence, MalformedMessage
 from core.runtime import Runtime, runtime_for
+from core.scan_request import SCAN, ScanRequest
 from core.settings import Settings
 from core.slack import Method
 from core.store import is_document_id
@@ -55,6 +58,7 @@ from processor.deliver import deliver_paced
 from processor.installation import check_installation_lately
 from processor.outcome import Result
 from processor.pacing import ChannelWait, hold_limit, rate_limited_until
+from processor.scan import scan_shard
 from targets.kinds import KINDS_BY_NAME
 
 
@@ -66,6 +70,7 @@ def handle_deliver(request: flask.Request, settings: Settings) -> tuple[Any, int
     rt = runtime_for(settings)
     try:
         occurrence = read_message(event.data, rt)
+        scan = scan_request_of(occurrence, event.data)
     except MalformedMessage as exc:
         logs.warning(
             "malformed Pub/Sub message acknowledged; nothing delivered",
@@ -75,6 +80,8 @@ def handle_deliver(request: flask.Request, settings: Settings) -> tuple[Any, int
             status="malformed",
         )
         return {"status": "malformed"}, 200
+    if scan is not None:
+        return scanned(rt, scan, message_id)
     if occurrence.kind == ANSWERS:
         show_clicked(rt, occurrence.subject_id, message_id)
         return {"status": "answers_shown"}, 200
@@ -131,6 +138,32 @@ def paced(rt: Runtime, occurrence: DueOccurrence, message_id: str) -> None:
         flask.abort(429, description=str(exc))
 
 
+def scan_request_of(occurrence: DueOccurrence, data: Any) -> ScanRequest | None:
+    """The scan a `scan` message asks for; None for any other kind."""
+    if occurrence.kind != SCAN:
+        return None
+    kinds = set(KINDS_BY_NAME)
+    return ScanRequest.of(occurrence.subject_id, occurrence.due_at, data["message"], kinds)
+
+
+def scanned(rt: Runtime, scan: ScanRequest, message_id: str) -> tuple[dict[str, str], int]:
+    """Scan the shard a request names: 200 and one INFO line with the counts; a failed read
+    or publish raises, so Pub/Sub redelivers the request (the mark stayed where it was)."""
+    counts = scan_shard(rt, KINDS_BY_NAME[scan.kind], scan.shard, scan.shards)
+    fields = {key: counts[key] for key in ("due", "published", "scans", "errors")}
+    if counts["errors"]:
+        raise RuntimeError(f"scanning {scan.subject_id} failed; Pub/Sub asks again")
+    logs.info(
+        "scan request taken",
+        kind=scan.kind,
+        shard=scan.shard,
+        pubsub_message_id=message_id,
+        **fields,
+        status="scanned",
+    )
+    return {"status": "scanned"}, 200
+
+
 def show_clicked(rt: Runtime, delivery_id: str, message_id: str) -> None:
     """A click's answers shown in its post (interactions.handoff). Always acknowledged: an
     answer not shown yet stays `pending_update`, and the next pass shows it."""
@@ -159,8 +192,8 @@ def read_message(data: Any, rt: Runtime) -> DueOccurrence:
     if not isinstance(data, dict):
         raise MalformedMessage("data", "the CloudEvent carries no JSON object")
     occurrence = DueOccurrence.from_pubsub(data.get("message"), rt.db)
-    if occurrence.kind not in KINDS_BY_NAME and occurrence.kind != ANSWERS:
-        known = ", ".join(sorted([*KINDS_BY_NAME, ANSWERS]))
+    if occurrence.kind not in KINDS_BY_NAME and occurrence.kind not in (ANSWERS, SCAN):
+        known = ", ".join(sorted([*KINDS_BY_NAME, ANSWERS, SCAN]))
         raise MalformedMessage("kind", f"must be one of {known}, got {occurrence.kind!r}")
     if not is_document_id(occurrence.subject_id):
         raise MalformedMessage("subject_id", f"not a document id: {occurrence.subject_id!r}")
