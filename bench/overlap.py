@@ -52,6 +52,10 @@ def figures(run: dict[str, Any]) -> dict[str, Any]:
         "commits_per_delivered": round(run["rpcs"].get("Commit", 0) / delivered, 2),
         "refused_writes_per_delivered": run["billing_per_delivered"].get("refused_writes"),
         "reads_per_delivered": run["billing_per_delivered"].get("reads"),
+        "worker_cpu_ms_per_delivered": round(1000 * run["cpu_seconds"]["workers"] / delivered, 2),
+        "emulator_cpu_ms_per_delivered": round(
+            1000 * run["cpu_seconds"]["emulator"] / delivered, 2
+        ),
         "capped": run["capped"],
         "load_average": run["load_average"],
     }
