@@ -26,6 +26,7 @@ import copy
 import enum
 import math
 import socket
+import ssl
 import threading
 import urllib.error
 from collections.abc import Callable, Sequence
@@ -243,9 +244,16 @@ class SlackTransport:
         self, token: str, base_url: str, timeout_seconds: int, clock: Clock | None = None
     ) -> None:
         # No retry handlers: the SDK's default one re-posts after a connection that dropped
-        # after Slack had the request, which would be a second message.
+        # after Slack had the request, which would be a second message. One TLS context for
+        # every call of the transport (it verifies as the default one does): given none,
+        # the SDK's urllib builds a default context for each HTTPS request, loading the
+        # system's CA bundle again, about 20 ms of CPU per post (docs/benchmark.md).
         self._client = WebClient(
-            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
+            token=token,
+            base_url=base_url,
+            timeout=timeout_seconds,
+            retry_handlers=[],
+            ssl=ssl.create_default_context(),
         )
         self._identity: Identity | None = None
         self._waits_clock: Clock = clock or SystemClock()
