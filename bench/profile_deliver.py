@@ -29,10 +29,17 @@ import io
 import json
 import os
 import pstats
+import shutil
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,12 +47,91 @@ from typing import Any
 
 from bench import seeding
 from bench.runs import Bench, new_project, started
-from bench.services import ROOT
+from bench.services import ROOT, free_port
 from emulator.pubsub import create_subscription, create_topic
 from processor.kind_pass import PARALLEL_POSTS
 
 TOKEN = "profile-admin-token"  # noqa: S105 (the bench's own, for a local emulator)
 SUBSCRIPTION = "projects/{project}/subscriptions/deliver"
+
+
+def tls_front(listen: int, target: int, cert: str, key: str) -> None:
+    """Serve TLS on 127.0.0.1:`listen`, each connection piped to the plain HTTP stand-in on
+    `target`: Slack as production reaches it, over HTTPS (the stand-in speaks HTTP only).
+    Runs in a process of its own (`--tls-front`), so its CPU is not the profiled process's."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+
+    class Pipe(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            try:
+                tls = context.wrap_socket(self.request, server_side=True)
+            except OSError:  # a connection that never shook hands (the readiness probe)
+                return
+            with tls, socket.create_connection(("127.0.0.1", target)) as plain:
+                back = threading.Thread(target=_pump, args=(plain, tls), daemon=True)
+                back.start()
+                _pump(tls, plain)
+                back.join()
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 256
+
+    with Server(("127.0.0.1", listen), Pipe) as server:
+        server.serve_forever()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Bytes from `source` to `sink` until `source` ends; then `sink`'s sending side ends."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+@contextlib.contextmanager
+def over_tls(bench: Bench) -> Iterator[dict[str, str]]:
+    """The stand-in behind a TLS front (a process of its own), and the settings that reach
+    it: SLACK_API_URL, and SSL_CERT_FILE naming the system's CA bundle with the front's CA
+    added (a CA bundle as large as production's, loaded wherever a context is built)."""
+    from emulator.teams_tls import make_certificates
+
+    certificates = make_certificates()
+    bundle = certificates.directory / "bundle.pem"
+    system = Path(ssl.get_default_verify_paths().cafile or "")
+    system_pem = system.read_bytes() if system.is_file() else b""
+    bundle.write_bytes(system_pem + certificates.ca_path.read_bytes())
+    port = free_port()
+    target = str(bench.standin.port)
+    front = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.profile_deliver",
+            "--tls-front",
+            str(port),
+            target,
+            str(certificates.cert_path),
+            str(certificates.key_path),
+        ],
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the TLS front did not start")
+            time.sleep(0.05)
+        yield {"SLACK_API_URL": f"https://127.0.0.1:{port}/api/", "SSL_CERT_FILE": str(bundle)}
+    finally:
+        front.terminate()
+        front.wait(timeout=10)
+        shutil.rmtree(certificates.directory, ignore_errors=True)
 
 
 def push_bodies(project: str) -> list[tuple[str, Any]]:
@@ -219,9 +305,13 @@ def main() -> None:
         "--threads", type=int, default=PARALLEL_POSTS, help="deliveries at once (one instance)"
     )
     parser.add_argument(
+        "--tls", action="store_true", help="reach the stand-in over HTTPS, as Slack is reached"
+    )
+    parser.add_argument("--tls-front", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument(
         "--counted",
         action="store_true",
-        help="with --via-pubsub: the bench's runtime (bench.worker: RPCs counted), not the product's",
+        help="with --via-pubsub: the bench's runtime (RPCs counted), not the product's",
     )
     parser.add_argument(
         "--channels", type=int, help="channels the messages go to (default: one each)"
@@ -237,6 +327,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures to this file too")
     parser.add_argument("--save", type=Path, help="write the merged profile (pstats) here")
     args = parser.parse_args()
+    if args.tls_front:
+        listen, target, cert, key = args.tls_front
+        tls_front(int(listen), int(target), cert, key)
+        return
     env = {
         "SLACK_BOT_TOKEN": "xoxb-profile",
         "APP_ENV": "development",
@@ -246,8 +340,10 @@ def main() -> None:
     }
     rounds = []
     profiles: list[cProfile.Profile] = []
-    with started(args.latency_ms, pubsub=args.via_pubsub) as bench:
+    with started(args.latency_ms, pubsub=args.via_pubsub) as bench, contextlib.ExitStack() as tls:
         env |= {"FIRESTORE_EMULATOR_HOST": bench.firestore_host, "SLACK_API_URL": bench.standin.url}
+        if args.tls:
+            env |= tls.enter_context(over_tls(bench))
         for n in range(args.rounds):
             last = n == args.rounds - 1
             figures, profiles = one_round(bench, env, args, profiled=last and args.profile)
