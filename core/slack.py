@@ -245,15 +245,13 @@ class SlackTransport:
     ) -> None:
         # No retry handlers: the SDK's default one re-posts after a connection that dropped
         # after Slack had the request, which would be a second message. One TLS context for
-        # every call of the transport (it verifies as the default one does): given none,
-        # the SDK's urllib builds a default context for each HTTPS request, loading the
-        # system's CA bundle again, about 20 ms of CPU per post (docs/benchmark.md).
+        # every HTTPS call of the transport (it verifies as the default one does): given
+        # none, the SDK's urllib builds a default context for each request, loading the
+        # system's CA bundle again, 20 to 26 ms of CPU per post (docs/benchmark.md). A
+        # plain-HTTP stand-in gets none: urllib would build an opener per call for it.
+        tls = ssl.create_default_context() if base_url.lower().startswith("https:") else None
         self._client = WebClient(
-            token=token,
-            base_url=base_url,
-            timeout=timeout_seconds,
-            retry_handlers=[],
-            ssl=ssl.create_default_context(),
+            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[], ssl=tls
         )
         self._identity: Identity | None = None
         self._waits_clock: Clock = clock or SystemClock()
