@@ -90,3 +90,18 @@ def test_the_shared_context_still_refuses_a_certificate_it_does_not_trust(
 
     assert result.outcome is not Outcome.DELIVERED
     assert https_slack.posts == []
+
+
+def test_each_transport_reads_the_ca_bundle_as_it_is_when_built(
+    https_slack: HttpsSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One context per transport (per instance), none for the whole process: a transport
+    # built after the bundle changed trusts what it now says.
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    before = SlackTransport("xoxb-test", https_slack.url, timeout_seconds=5)
+    monkeypatch.setenv("SSL_CERT_FILE", str(https_slack.certificates.ca_path))
+    after = SlackTransport("xoxb-test", https_slack.url, timeout_seconds=5)
+
+    assert before.post("C0123ABCD", "hi", "d1").outcome is not Outcome.DELIVERED
+    assert after.post("C0123ABCD", "hi", "d2").outcome is Outcome.DELIVERED
+    assert len(https_slack.posts) == 1
