@@ -1,22 +1,25 @@
-"""The `deliver` target's CPU per delivery, and where it goes:
+"""The `deliver` target's CPU per delivery, and where it goes (docs/benchmark.md, "deliver's
+CPU (issue 34)"):
 
-    python -m bench.profile_deliver --messages 500 [--rounds 3] [--latency-ms 0] [--top 25]
+    python -m bench.profile_deliver --messages 500 [--rounds 2] [--tls] [--top 25]
 
 Starts the Firestore emulator and the Slack stand-in (bench.runs.started), seeds `--messages`
-due one-offs over as many channels (so no channel's pacing holds a delivery back), builds
-the message the tick publishes for each (processor.publish._occurrence, whatever format it
-writes) and POSTs its push body through functions-framework's own app for main.py's
-`deliver`, one after another in this process, exactly as bench.pubsub_roles hands a pulled
-message to it (the admin token as the push relay adds it). Unlike the bench's `deliver`
-processes, the product builds its own runtime (core.runtime.runtime_for), as a function
-instance does, so its per-request set-up is measured too.
+due one-offs over as many channels (`--channels` for fewer), builds the message the tick
+publishes for each (processor.publish._occurrence, whatever format it writes) and POSTs its
+push body through functions-framework's own app for main.py's `deliver`, `--threads` at a
+time in this process (one function instance), as bench.pubsub_roles hands a pulled message
+to it (the admin token as the push relay adds it). Unlike the bench's `deliver` processes,
+the product builds its own runtime (core.runtime.runtime_for), as a function instance does,
+so its per-request set-up is measured too. `--tls` puts the stand-in behind a TLS front, as
+Slack is reached in production; `--via-pubsub` goes through the Pub/Sub emulator and the
+bench's own pull subscriber instead of direct POSTs.
 
 Each round seeds a fresh project; its first `--warm-up` deliveries are not measured (the
-imports, the first gRPC channel and HTTP connection, the emulator's JIT). It prints, per
-round, the process CPU (`time.process_time`: every thread of this process, gRPC's included)
-and wall time per measured delivery, the statuses answered, and the load average; then a
-cProfile of the last round's measured loop: the top `--top` entries by cumulative time and
-by own time. `--json FILE` writes the figures too.
+imports, the first gRPC channel, the emulator's JIT). It prints, per round, the process CPU
+per measured delivery (`time.process_time`: every thread of this process, gRPC's included),
+the wall time and the load average; then a cProfile of the last round's measured
+deliveries (one per thread, on the thread's CPU clock, merged): the top `--top` entries by
+cumulative and by own time. `--json FILE` writes the figures, `--save FILE` the profile.
 """
 
 from __future__ import annotations
