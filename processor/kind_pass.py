@@ -31,6 +31,7 @@ from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.pass_counts import io_error
 from processor.reconcile import settle_expired
+from processor.shard_strays import adopt_strays
 
 # Deliveries in flight at once within a pass (across channels; one channel is sequential).
 PARALLEL_POSTS = 32
@@ -43,13 +44,16 @@ def run_kind(
     dry_run: bool = False,
     history: HistoryBudget | None = None,
 ) -> dict[str, Any]:
-    """Settle `kind`'s expired leases, then deliver what is due: oldest first within each
+    """Settle `kind`'s expired leases, put its due documents in no shard in theirs
+    (processor.shard_strays), then deliver what is due: oldest first within each
     channel, channels in parallel, paced per channel, within the pass's time budget.
     `history`: the pass's budget of Slack history calls (processor.history_search)."""
     now = rt.clock.now()
     if dry_run:
         return _dry_run(rt, kind, now)
     counts = settle_expired(rt, kind, history)
+    # Due documents in no shard put in theirs, for the due scan that follows.
+    counts.update(adopt_strays(rt, kind, rt.settings.shards))
     read = _deliver_due(rt, kind, counts)
     summary: dict[str, Any] = {name: counts[name] for name in SUMMARY_KEYS}
     return {**summary, "dry_run": False, "due": read, "now": now.isoformat()}

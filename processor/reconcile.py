@@ -50,7 +50,6 @@ from processor.held import hold_lease
 from processor.history_search import HistoryBudget, ask_history, searchable
 from processor.outcome import Result, tally
 from processor.pass_counts import io_error
-from processor.shard_strays import adopt_strays
 
 BACKOFF_BASE = timedelta(minutes=1)
 BACKOFF_CAP = timedelta(hours=1)
@@ -77,17 +76,15 @@ def settle_expired(
     rt: Runtime, kind: Passes[Any, Any], budget: HistoryBudget | None
 ) -> Counter[str]:
     """A pass's first step for `kind`, whatever dispatches the rest: its expired leases
-    reconciled, and what it sweeps up besides; then its due documents in no shard put in
-    their shard (processor.shard_strays), for the due scan that follows. A failing query is
-    counted and logged, and does not keep the pass from what is due (a lease left expired is
-    settled by a later pass)."""
+    reconciled, and what it sweeps up besides. A failing query is counted and logged, and
+    does not keep the pass from what is due (a lease left expired is settled by a later
+    pass)."""
     counts: Counter[str] = Counter()
     try:
         counts.update(reconcile_kind(rt, kind, budget))
         counts.update(kind.sweep(rt))
     except Exception as exc:
         io_error(counts, "reading the expired leases failed", exc, collection=kind.collection)
-    counts.update(adopt_strays(rt, kind))
     return counts
 
 

@@ -13,7 +13,9 @@ core.documents.publish_marks: published through `(through, after_id)`) and publi
 3. the sweep, every SWEEP_EVERY: waiting documents due SWEEP_AGE ago or more, oldest first,
    at most TICK_LIMIT. It finds what the other two cannot: a document whose message was
    lost (a push acknowledged without a delivery, a dead letter) or that was written
-   straight to Firestore without `updated_at`.
+   straight to Firestore without `updated_at`. With SHARDS above 1, shard 0's sweep also
+   puts the kind's due documents in no shard in theirs (processor.shard_strays), once its
+   window is done: each is then published once, as written since, by its shard's next scan.
 Then it waits for Pub/Sub to take every message, and only then advances the mark, under the
 version it read: a failed publish leaves the mark, so the next scan publishes the window
 again (a duplicate is harmless: the ledger keeps exactly-once); a scan that loses the mark
@@ -22,8 +24,9 @@ document and asks for a continuation (a scan request, core.scan_request), so no 
 reads more than one page and a minute of 50,000 due drains over several.
 
 The pass (`scan_pass`): per kind, expired leases reconciled as in the inline pass
-(processor.reconcile.settle_expired), then with SHARDS=1 the one shard scanned here, with
-more one scan request per shard (`deliver` scans it, targets.deliver), no due page read.
+(processor.reconcile.settle_expired; no page is read for strays, the sweep adopts them),
+then with SHARDS=1 the one shard scanned here, with more one scan request per shard
+(`deliver` scans it, targets.deliver), no due page read.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
 from processor.publish import _occurrence, publish, request_scans
 from processor.reconcile import settle_expired
+from processor.shard_strays import adopt_strays
 
 # How far before the last scan a write may have read the clock and still be committed after it.
 MARGIN = timedelta(seconds=30)
@@ -99,11 +103,14 @@ def scan_shard(rt: Runtime, kind: Passes[Any, Any], shard: int, shards: int) -> 
         return counts
     counts["due"] += len(window.due)
     counts.update(publish(rt, [o for snap in window.due if (o := _occurrence(kind, snap))]))
-    if counts["errors"]:
-        return counts  # the mark stays where it was: the next scan publishes this again
-    advanced = _advance(rt, kind, shard, read, window.mark(read.read_time, now), counts)
-    if advanced and window.full:
-        counts.update(request_scans(rt, [ScanRequest(kind.name, shard, shards, now)]))
+    if not counts["errors"]:  # else the mark stays: the next scan publishes this again
+        advanced = _advance(rt, kind, shard, read, window.mark(read.read_time, now), counts)
+        if advanced and window.full:
+            counts.update(request_scans(rt, [ScanRequest(kind.name, shard, shards, now)]))
+    if shard == 0 and window.swept:
+        # Once the window is published: the scan that publishes a stray is then one that
+        # read its mark after the adoption, so the scan after it leaves the stray out (`_seen`).
+        counts.update(adopt_strays(rt, kind, shards))
     return counts
 
 
@@ -116,6 +123,7 @@ class _Window:
     through: datetime
     after_id: str
     swept_at: datetime
+    swept: bool  # this scan ran the sweep (or was the shard's first)
     # Whether every document the written-since query matched was read (the next scan may
     # then leave out what this one saw).
     written_all: bool
@@ -149,7 +157,7 @@ def _window(
     else:
         through, after_id = now, ""
     if mark is None:  # the first scan: everything due is new
-        return _Window(_claimable(kind.queue, new), full, through, after_id, now, True)
+        return _Window(_claimable(kind.queue, new), full, through, after_id, now, True, True)
     written = queries.written_since(mark.through - MARGIN, mark.through, limit)
     unseen = [snap for snap in written if not _seen(snap, mark)]
     sweep = now - mark.swept_at >= SWEEP_EVERY
@@ -157,7 +165,13 @@ def _window(
     distinct = list({snap.id: snap for snap in (*new, *unseen, *swept)}.values())
     swept_at = now if sweep else mark.swept_at
     return _Window(
-        _claimable(kind.queue, distinct), full, through, after_id, swept_at, len(written) < limit
+        _claimable(kind.queue, distinct),
+        full,
+        through,
+        after_id,
+        swept_at,
+        sweep,
+        len(written) < limit,
     )
 
 

@@ -3,12 +3,18 @@
 CONTRACT.md lets other services write `scheduled_messages` straight to Firestore, and they
 need not know the `shard` field that the sharded due scan filters on (docs/sharding.md); a
 document may also keep a shard from a larger SHARDS. No shard's query finds such a document,
-and Firestore cannot query for a field a document lacks. So each pass, before its due scan,
-reads the oldest due page through the unsharded (status, next_run_at) index
-(core.queues.Queue.outside_shards) and sets the shard of each stray it finds (`shard_of` its id),
-one log line each (`status: adopted`). The same pass's due scan then finds it, and every
-later occurrence of a series is in its shard from then on. A stray is found no later than a
-pass with SHARDS=1 would have found it: when it is among the oldest TICK_LIMIT due.
+and Firestore cannot query for a field a document lacks. So the oldest due page is read
+through the unsharded (status, next_run_at) index (core.queues.Queue.outside_shards), and
+each stray found there is put in its shard (`shard_of` its id), one log line each (`status:
+adopted`); every later occurrence of a series is in its shard from then on.
+
+- The inline pass adopts before each due scan (processor.kind_pass), whose due scan then
+  finds the stray: no later than a pass with SHARDS=1 would have, when it is among the
+  oldest TICK_LIMIT due.
+- Under DISPATCH=pubsub, the scan of shard 0 adopts when its sweep runs (processor.scan,
+  every SWEEP_EVERY), not every tick: the read costs about one document per waiting
+  document, which a tick must not pay during a backlog. The adoption stamps `updated_at`,
+  so the next scan of the stray's shard publishes it as written since.
 
 The write is conditioned on the version read, so an edit or a claim in between wins and the
 next pass looks again; a failed read or write is counted in the pass's `errors` and logged,
@@ -30,11 +36,11 @@ from processor.abc import Kind
 from processor.pass_counts import io_error
 
 
-def adopt_strays(rt: Runtime, kind: Kind) -> Counter[str]:
-    """Put `kind`'s due documents that no shard's query finds in their shard; the pass's
-    counts (`errors` when the read or a write failed)."""
+def adopt_strays(rt: Runtime, kind: Kind, shards: int) -> Counter[str]:
+    """Put `kind`'s due documents that no query of `shards` shards finds in their shard; the
+    pass's counts (`errors` when the read or a write failed). Nothing is read with one
+    shard."""
     counts: Counter[str] = Counter()
-    shards = rt.settings.shards
     try:
         strays = kind.queue.outside_shards(rt.db, rt.clock.now(), rt.settings.tick_limit, shards)
         for snap in strays:

@@ -164,7 +164,7 @@ def test_a_full_page_is_continued_by_a_scan_request_that_deliver_takes(
 
 
 def test_with_four_shards_the_tick_asks_deliver_to_scan_each_and_reads_no_due_page(
-    tick_app, pubsub, deliver, db, slack, monkeypatch
+    tick_app, pubsub, deliver, db, slack, clock, monkeypatch
 ):
     monkeypatch.setenv("SHARDS", "4")
     ids = seed_backlog(db, 12, channels=12)  # written straight: no shard yet
@@ -181,12 +181,20 @@ def test_with_four_shards_the_tick_asks_deliver_to_scan_each_and_reads_no_due_pa
     monkeypatch.delenv("SHARDS")
     assert all(push(deliver, p) == 200 for p in requests)
     occurrences = pubsub.drain()
-    assert subjects(occurrences) == ids
-    assert all(push(deliver, p) == 200 for p in occurrences)
-    assert len(slack.delivery_ids()) == 12
-    # A second tick asks again; the shards' scans find nothing new.
+    # Shard 0's first scan sweeps, so it put them in their shards once its window was done:
+    # each is published by its shard's scan, in that round or the next tick's.
     monkeypatch.setenv("SHARDS", "4")
     assert run_tick(tick_app, T0 + MINUTE)["scans"] == 12
+    monkeypatch.delenv("SHARDS")
+    clock.set(T0 + MINUTE)
+    assert all(push(deliver, p) == 200 for p in pubsub.drain())
+    occurrences += pubsub.drain()
+    assert subjects(occurrences) == ids  # each once
+    assert all(push(deliver, p) == 200 for p in occurrences)
+    assert len(slack.delivery_ids()) == 12
+    # A third tick asks again; the shards' scans find nothing new.
+    monkeypatch.setenv("SHARDS", "4")
+    assert run_tick(tick_app, T0 + 2 * MINUTE)["scans"] == 12
     assert all(push(deliver, p) == 200 for p in pubsub.drain())
     assert pubsub.drain() == []
 
