@@ -44,7 +44,9 @@ from typing import Any
 from bench import report
 from bench.people import people_runs
 from bench.people import warm_up as people_warm_up
+from bench.precision import precision
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
+from bench.scale_out import SHARDS, SIZES, scale_out
 from bench.services import ROOT
 from core.platform import SLACK, TEAMS
 from processor.kind_pass import PARALLEL_POSTS
@@ -94,6 +96,41 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-pubsub", action="store_true")
     parser.add_argument(
+        "--tick-every",
+        type=float,
+        default=10.0,
+        help="under Pub/Sub, the hot minute's tick runs a pass every this many seconds "
+        "while `deliver` drains (a backlog over several ticks; default 10, --quick 3)",
+    )
+    parser.add_argument(
+        "--precision-messages",
+        type=int,
+        default=50,
+        help="the quiet minute's one-offs, each on a channel of its own (bench.precision)",
+    )
+    parser.add_argument("--skip-precision", action="store_true")
+    parser.add_argument(
+        "--scale-out-sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=SIZES,
+        help="scale-out: due one-offs per run, comma-separated (default 1000,10000,50000)",
+    )
+    parser.add_argument(
+        "--scale-out-shards",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=SHARDS,
+        help="scale-out: SHARDS per run, comma-separated (default 1,4,16)",
+    )
+    parser.add_argument("--skip-scale-out", action="store_true")
+    parser.add_argument(
+        "--only-scale-out",
+        action="store_true",
+        help="only the scale-out runs (bench.scale_out), under Pub/Sub",
+    )
+    parser.add_argument(
+        "--skip-overlap", action="store_true", help="leave out the overlapping inline passes"
+    )
+    parser.add_argument(
         "--only-hot",
         action="store_true",
         help="only the hot minute, inline (one worker) and Pub/Sub: no warm-up rounds, "
@@ -118,8 +155,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["hot", "people", "teams"],
-        help="one section alone: `hot` as --only-hot; `people`: the people section, after "
+        choices=["hot", "people", "teams", "precision", "scale-out"],
+        help="one section alone: `hot` as --only-hot; `scale-out` as --only-scale-out; "
+        "`precision`: the quiet minute; `people`: the people section, after "
         "an unreported gated and plain round of a quarter size (no Pub/Sub emulator); "
         "`teams`: Slack and Teams side by side (no Pub/Sub emulator; docs/benchmark.md "
         "measures it with --workers 1)",
@@ -128,7 +166,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a small smoke run: 400 messages, 100 channels, 4 workers, "
-        "10,000 not-due, a 1,000-message hot minute, 20 s seed cap, 100 people",
+        "10,000 not-due, a 1,000-message hot minute ticked every 3 s, 20 s seed cap, "
+        "100 people, scale-out at 1,000 and 5,000 with SHARDS 1 and 4",
     )
     args = parser.parse_args(argv)
     if args.trials < 1:
@@ -136,9 +175,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.messages, args.channels, args.workers = 400, 100, 4
         args.scale_not_due, args.hot_messages, args.hot_channels = 10_000, 1000, 100
-        args.seed_cap, args.people = 20.0, 100
+        args.seed_cap, args.people, args.tick_every = 20.0, 100, 3.0
+        args.scale_out_sizes, args.scale_out_shards = (1000, 5000), (1, 4)
     if args.only == "hot":
         args.only_hot = True
+    if args.only == "scale-out":
+        args.only_scale_out = True
     if args.only in ("people", "teams"):
         args.skip_pubsub = True
     return args
@@ -159,7 +201,11 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Every run the arguments ask for, in order, on one emulator and one stand-in."""
     runs: dict[str, Any] = {}
     if args.only_hot:
-        return runs | hot_minute(bench, args, workers=[1])
+        return runs | hot_minute(bench, args, workers=[1]) | overlap(bench, args)
+    if args.only_scale_out:
+        return {"scale_out": _scale_out(args, bench)}
+    if args.only == "precision":
+        return {"precision": precision(bench, messages=args.precision_messages)}
     if args.only == "teams":
         return runs | platform_runs(bench, args)
     if args.only == "people":
@@ -191,8 +237,14 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
         runs["scale"] = scale(
             bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
         )
+    if not args.skip_precision:
+        print("bench: precision, the quiet minute...", flush=True)
+        runs["precision"] = precision(bench, messages=args.precision_messages)
     if not args.skip_hot:
         runs |= hot_minute(bench, args, workers=[args.workers, 1])
+    if not args.skip_scale_out and not args.skip_pubsub:
+        runs["scale_out"] = _scale_out(args, bench)
+    runs |= overlap(bench, args)
     if not args.skip_people:
         runs |= people_runs(
             bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
@@ -200,6 +252,25 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     if not args.skip_teams:
         runs |= platform_runs(bench, args)
     return runs
+
+
+def _scale_out(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
+    return scale_out(
+        bench, sizes=args.scale_out_sizes, shards=args.scale_out_shards, cap_seconds=args.cap
+    )
+
+
+def overlap(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
+    """N overlapping inline passes (bench.overlap, issue 34 point 5), where the tree has it."""
+    if args.skip_overlap:
+        return {}
+    try:
+        from bench.overlap import run_overlap  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return {"overlap": {"available": False}}
+    print("bench: overlapping inline passes...", flush=True)
+    result: dict[str, Any] = run_overlap(bench)
+    return {"overlap": result}
 
 
 def platform_runs(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
@@ -246,8 +317,14 @@ def hot_minute(bench: Bench, args: argparse.Namespace, workers: list[int]) -> di
     print("bench: Pub/Sub warm-up round (not reported)...", flush=True)
     contend(bench, PUBSUB_MODE, workers=max(args.pubsub_deliver), label="pswarm", **shape)
     for n in args.pubsub_deliver:
-        print(f"bench: hot minute under Pub/Sub, {n} deliver process(es)...", flush=True)
-        runs[f"pubsub_{n}"] = contend(bench, PUBSUB_MODE, workers=n, label=f"ps{n}", **shape)
+        print(
+            f"bench: hot minute under Pub/Sub, {n} deliver process(es), a tick every "
+            f"{args.tick_every} s...",
+            flush=True,
+        )
+        runs[f"pubsub_{n}"] = contend(
+            bench, PUBSUB_MODE, workers=n, label=f"ps{n}", tick_every=args.tick_every, **shape
+        )
     return runs
 
 
@@ -255,13 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started_at = time.time()
     teams = args.only == "teams" or (
-        args.only is None and not args.only_hot and not args.skip_teams
+        args.only is None and not args.only_hot and not args.only_scale_out and not args.skip_teams
     )
     with started(args.latency_ms, pubsub=not args.skip_pubsub, teams=teams) as bench:
         # The emulator's JVM compiles its hot paths during the first minutes of load, on
         # the cores the contenders share: rounds of both first, until its compiler is quiet.
         warmup: list[dict[str, Any]] = []
-        if not args.only_hot and args.only is None:
+        if not args.only_hot and not args.only_scale_out and args.only is None:
             print("bench: warming the emulator up...", flush=True)
             warmup = warm_up(
                 bench,
