@@ -195,7 +195,16 @@ def _pubsub_roles(run: _Run, delivered: int) -> dict[str, Any]:
     ended = max((r["ended"] for r in run.results if r.get("mode") == "deliver"), default=run.go)
     starts = [t for r in run.results for t in r.get("tick_starts", [])]
     ticks = [r["totals"] for r in run.results if r.get("mode") in ("tick", "ticks")]
+    handled = sum(
+        r["totals"].get("acked", 0) + r["totals"].get("nacked", 0)
+        for r in run.results
+        if r.get("mode") == "deliver"
+    )
     return {
+        "deliver_handled": handled,
+        # With a tick every few seconds, `deliver` handles fewer messages than were published
+        # when the run ends before the last ticks' republishes are served: no redelivery count.
+        **({"pubsub_redeliveries": None} if len(starts) > 1 else {}),
         "deliver_cpu_ms_per_delivered": (
             round(1000 * deliver_cpu / delivered, 2) if delivered else None
         ),
