@@ -25,7 +25,15 @@
    the same over as many Teams channels through the Teams stand-in (Teams' own rate
    limits, the same latency), with --workers workers, after one unreported round of each;
    taking turns, --trials times each (the median of each is reported): reads, writes and
-   RPCs per delivery, throughput, and Teams' 429s. `--only teams` runs it alone.
+   RPCs per delivery, throughput, and Teams' 429s. `--only teams` runs it alone;
+7. issue 34: precision (bench.precision: a quiet minute, 50 one-offs due at one instant,
+   inline and under Pub/Sub: posted minus due and minus the tick's start, p50/p99;
+   `--only precision`); under Pub/Sub the hot minute's tick runs every --tick-every
+   seconds while `deliver` drains (a backlog over several ticks: billed reads, writes,
+   publishes and `deliver`'s CPU per delivery); scale-out (bench.scale_out: 1,000, 10,000
+   and 50,000 due x SHARDS 1, 4, 16, until every due document was published;
+   `--only-scale-out`); the overlapping inline passes (bench.overlap, where the tree has
+   it; with --only-hot too).
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -38,6 +46,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -201,11 +210,12 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Every run the arguments ask for, in order, on one emulator and one stand-in."""
     runs: dict[str, Any] = {}
     if args.only_hot:
-        return runs | hot_minute(bench, args, workers=[1]) | overlap(bench, args)
+        runs |= timed(runs, "hot", lambda: hot_minute(bench, args, workers=[1]))
+        return runs | timed(runs, "overlap", lambda: overlap(bench, args))
     if args.only_scale_out:
-        return {"scale_out": _scale_out(args, bench)}
+        return runs | timed(runs, "scale_out", lambda: {"scale_out": _scale_out(args, bench)})
     if args.only == "precision":
-        return {"precision": precision(bench, messages=args.precision_messages)}
+        return runs | timed(runs, "precision", lambda: _precision(args, bench))
     if args.only == "teams":
         return runs | platform_runs(bench, args)
     if args.only == "people":
@@ -238,13 +248,12 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
             bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
         )
     if not args.skip_precision:
-        print("bench: precision, the quiet minute...", flush=True)
-        runs["precision"] = precision(bench, messages=args.precision_messages)
+        runs |= timed(runs, "precision", lambda: _precision(args, bench))
     if not args.skip_hot:
-        runs |= hot_minute(bench, args, workers=[args.workers, 1])
+        runs |= timed(runs, "hot", lambda: hot_minute(bench, args, workers=[args.workers, 1]))
     if not args.skip_scale_out and not args.skip_pubsub:
-        runs["scale_out"] = _scale_out(args, bench)
-    runs |= overlap(bench, args)
+        runs |= timed(runs, "scale_out", lambda: {"scale_out": _scale_out(args, bench)})
+    runs |= timed(runs, "overlap", lambda: overlap(bench, args))
     if not args.skip_people:
         runs |= people_runs(
             bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
@@ -252,6 +261,20 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     if not args.skip_teams:
         runs |= platform_runs(bench, args)
     return runs
+
+
+def timed(runs: dict[str, Any], section: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`run()`'s runs, its wall time kept in runs["section_seconds"] (moved to the result's
+    top level by main): how long each part of a run takes."""
+    started = time.perf_counter()
+    done = run()
+    runs.setdefault("section_seconds", {})[section] = round(time.perf_counter() - started, 1)
+    return done
+
+
+def _precision(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
+    print("bench: precision, the quiet minute...", flush=True)
+    return {"precision": precision(bench, messages=args.precision_messages)}
 
 
 def _scale_out(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
@@ -365,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
         "warmup": warmup,
         "runs": runs,
+        "section_seconds": runs.pop("section_seconds", {}),
         "targets": report.targets(runs),
         "wall_seconds": round(time.time() - started_at, 1),
     }
