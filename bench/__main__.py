@@ -107,7 +107,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--tick-every",
         type=float,
-        default=10.0,
+        default=None,
         help="under Pub/Sub, the hot minute's tick runs a pass every this many seconds "
         "while `deliver` drains (a backlog over several ticks; default 10, --quick 3)",
     )
@@ -184,8 +184,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.messages, args.channels, args.workers = 400, 100, 4
         args.scale_not_due, args.hot_messages, args.hot_channels = 10_000, 1000, 100
-        args.seed_cap, args.people, args.tick_every = 20.0, 100, 3.0
+        args.seed_cap, args.people = 20.0, 100
         args.scale_out_sizes, args.scale_out_shards = (1000, 5000), (1, 4)
+    if args.tick_every is None:
+        args.tick_every = 3.0 if args.quick else 10.0
     if args.only == "hot":
         args.only_hot = True
     if args.only == "scale-out":
