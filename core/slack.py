@@ -26,6 +26,7 @@ import copy
 import enum
 import math
 import socket
+import ssl
 import threading
 import urllib.error
 from collections.abc import Callable, Sequence
@@ -243,9 +244,14 @@ class SlackTransport:
         self, token: str, base_url: str, timeout_seconds: int, clock: Clock | None = None
     ) -> None:
         # No retry handlers: the SDK's default one re-posts after a connection that dropped
-        # after Slack had the request, which would be a second message.
+        # after Slack had the request, which would be a second message. One TLS context for
+        # every HTTPS call of the transport (it verifies as the default one does): given
+        # none, the SDK's urllib builds a default context for each request, loading the
+        # system's CA bundle again, 20 to 26 ms of CPU per post (docs/benchmark.md). A
+        # plain-HTTP stand-in gets none: urllib would build an opener per call for it.
+        tls = ssl.create_default_context() if base_url.lower().startswith("https:") else None
         self._client = WebClient(
-            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[]
+            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[], ssl=tls
         )
         self._identity: Identity | None = None
         self._waits_clock: Clock = clock or SystemClock()

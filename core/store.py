@@ -20,6 +20,8 @@ MESSAGES = "scheduled_messages"
 DELIVERIES = "deliveries"
 ROTATIONS = "rotations"
 CHANNEL_PACING = "channel_pacing"
+# How far each (kind, shard)'s scan published under DISPATCH=pubsub (core.documents.publish_marks).
+PUBLISH_MARKS = "publish_marks"
 # People (CONTRACT.md): categories of messages, each person's opt-outs, and notify-once events.
 CATEGORIES = "categories"
 PREFERENCES = "preferences"

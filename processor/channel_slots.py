@@ -34,7 +34,7 @@ from core.documents.write import write_as_read
 from core.models import CHANNEL_ID, TEAMS_CONVERSATION_ID, USER_ID
 from core.named_batch import Landed, NamedBatch
 from core.runtime import Runtime
-from core.store import CHANNEL_PACING
+from core.store import CHANNEL_PACING, Snapshot
 from processor.pacing import POST_INTERVAL, interval_for
 
 # A claim whose slot is this close to the next minute takes that minute's slot too.
@@ -107,10 +107,22 @@ class ChannelSlots:
         self._rt = rt
         self._known = rt.known_slots
 
-    def _read(self, refs: list[firestore.DocumentReference], now: datetime) -> None:
+    def _read(
+        self,
+        refs: list[firestore.DocumentReference],
+        now: datetime,
+        subject: Snapshot | None = None,
+    ) -> bool:
+        """Read the slots (and, in the same call, `subject`'s document): whether `subject`
+        is still the version read (True without one)."""
         if not refs:
-            return
-        for snap in self._rt.db.get_all(refs):
+            return True
+        extra = [subject.reference] if subject is not None else []
+        unchanged = True
+        for snap in self._rt.db.get_all(refs + extra):
+            if subject is not None and snap.reference.path == subject.reference.path:
+                unchanged = snap.exists and snap.update_time == subject.update_time
+                continue
             data = snap.to_dict() or {}
             next_post_at = data.get(PacingField.NEXT_POST_AT)
             worker = data.get(PacingField.WORKER)
@@ -123,6 +135,7 @@ class ChannelSlots:
                 ),
                 now,
             )
+        return unchanged
 
     def next_post_at(self, channel: str, now: datetime) -> datetime | None:
         slot = self._slot(channel, now)
@@ -143,12 +156,15 @@ class ChannelSlots:
             taken = Slot(slot.ref, version, next_post_at, self._rt.worker_id, slot.interval)
             self._remember(taken, now)
 
-    def lost(self, slots: tuple[Slot, ...], now: datetime) -> None:
-        """A claim that took these slots failed: an overlapping pass may be posting to the
-        channel, so they are read again (without that, every claim of ours in the channel
-        would fail the same way until the minute is over)."""
+    def lost(self, slots: tuple[Slot, ...], now: datetime, subject: Snapshot) -> bool:
+        """A claim of `subject` that took these slots failed: an overlapping pass may be
+        posting to the channel, so they are read again (without that, every claim of ours in
+        the channel would fail the same way until the minute is over), with the document in
+        the same read. Whether the document is still the version read: if so only the slot
+        was lost and the claim may be tried again at the slot's time; if not, another pass
+        claimed it (or it was edited), and a second try could only fail."""
         try:
-            self._read([slot.ref for slot in slots], now)
+            return self._read([slot.ref for slot in slots], now, subject)
         except Exception as exc:
             # Not knowing them, the next claim creates them: it fails if they exist, and
             # then they are read again. Nothing is claimed on a guess.
@@ -160,6 +176,7 @@ class ChannelSlots:
                 error_code=type(exc).__name__,
                 error_message=str(exc),
             )
+            return False
 
     def _slot(self, channel: str, now: datetime) -> Slot | None:
         slot: Slot | None = self._known.get(slot_id(channel, now), now)

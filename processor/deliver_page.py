@@ -10,7 +10,10 @@ the slot arrives.
 
 A claim lost to an overlapping pass only for the channel's pacing slot is claimed again at
 the slot's time, once; a claim lost again, or for the occurrence, ends its lane: the rest of
-the channel stays due for the next pass."""
+the channel stays due for the next pass. LOSING_STREAK claims lost in a row end the page:
+another pass is ahead of this one (processor.lanes.rotated has each begin at a place of its
+own), and what is left stays due for the next pass, whose read holds only what is still
+due."""
 
 from __future__ import annotations
 
@@ -34,6 +37,10 @@ from processor.pass_counts import COUNTS_LOCK, io_error, raised
 RECORD_BATCH = 50
 # The longest the loop waits on a delivery before looking again for a lane whose slot came.
 _MAX_POLL = 0.05
+# Claims lost in a row (no claim won between them) after which the page begins no more
+# lanes: an overlapping pass is ahead of this one over what is left of the page, and the
+# next pass's read finds only what is still due, for less than one failed commit each.
+LOSING_STREAK = 8
 
 
 class Page:
@@ -59,6 +66,7 @@ class Page:
         self._live: list[Lane] = []  # lanes that may still begin a delivery
         self._busy: dict[Future[Done], Lane] = {}  # deliveries in flight
         self._unrecorded: list[Sent] = []
+        self._losing = 0  # claims lost since the last one won
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
         """Deliver the lanes. Whatever raises on the way, every delivery in flight is
@@ -137,6 +145,8 @@ class Page:
             if outcome.outcome is Result.DUPLICATE:
                 self._lost(lane, outcome.retry_at)
             else:
+                if isinstance(outcome.outcome, Sent):
+                    self._losing = 0
                 lane.end()
 
     def _lost(self, lane: Lane, retry_at: datetime | None) -> None:
@@ -151,6 +161,11 @@ class Page:
         if lane.state is LaneState.LOST:
             with COUNTS_LOCK:
                 self._counts["deferred"] += len(lane.rest) - 1
+        self._losing += 1
+        if self._losing >= LOSING_STREAK:
+            # Another pass is ahead over the rest of the page: it stays due for the next read.
+            for waiting in self._waiting():
+                self._defer(waiting)
 
     def _take(self, lane: Lane, done: Done) -> None:
         """A delivery finished: its channel is paced from Slack's answer, its send kept for

@@ -70,8 +70,8 @@ class InProcess:
         retry_at = None
         if outcome is Result.DUPLICATE and slotted:
             now = self.rt.clock.now()
-            self.slots.lost(slots, now)
-            retry_at = self.slots.next_post_at(slotted, now)
+            if self.slots.lost(slots, now, snap):  # only the slot was lost: try again
+                retry_at = self.slots.next_post_at(slotted, now)
         with COUNTS_LOCK:
             tally(self.counts, outcome)
         return Done(None, outcome, retry_at)

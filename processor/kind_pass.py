@@ -5,7 +5,10 @@ The due page read (processor.due_page: no channel more than it can take) is deli
 lanes, one per channel (processor.lanes, processor.deliver_page): a channel's messages go
 out one after another in due order, paced, while up to PARALLEL_POSTS channels are served at
 once. Each claim is exactly-once through the ledger, so overlapping passes post each
-occurrence once; the channels' pacing slots keep them a second apart in a channel."""
+occurrence once; the channels' pacing slots keep them a second apart in a channel. Each
+pass begins its page's lanes at a place of its own (processor.lanes.rotated, from its
+worker id and start), so overlapping passes claim different documents instead of the same
+ones at once."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from processor.deliver_page import Page
 from processor.dispatch import InProcess
 from processor.due_page import DuePage, channel_of, fair_page
 from processor.history_search import HistoryBudget
-from processor.lanes import lanes
+from processor.lanes import lanes, rotated
 from processor.outcome import SUMMARY_KEYS
 from processor.pacing import POST_INTERVAL, ChannelPacer
 from processor.pass_counts import io_error
@@ -72,7 +75,7 @@ def _deliver_due(rt: Runtime, kind: Passes[Any, Any], counts: Counter[str]) -> i
         dispatcher = InProcess(rt, pool, slots, counts, send)
         Page(
             rt, dispatcher, pacer, counts, parallel=PARALLEL_POSTS, collection=kind.collection
-        ).deliver(lanes(page))
+        ).deliver(rotated(lanes(page), f"{rt.worker_id} {rt.clock.now().isoformat()}"))
     return due.read
 
 

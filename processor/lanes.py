@@ -5,6 +5,7 @@ at once."""
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass
 
 from core.store import Snapshot
@@ -71,3 +72,15 @@ def lanes(due: list[Snapshot]) -> list[list[Snapshot]]:
         key = (False, channel) if channel is not None else (True, snap.id)
         by_channel.setdefault(key, []).append(snap)
     return [by_channel[key] for key in sorted(by_channel)]
+
+
+def rotated(lanes: list[list[Snapshot]], key: str) -> list[list[Snapshot]]:
+    """The lanes in their order, begun at a place `key` picks (the pass's worker and start):
+    passes that overlap over one page each begin in a region of their own, instead of all
+    claiming the same documents at once and all but one losing each claim. A channel's
+    documents stay in due order within its lane."""
+    if not lanes:
+        return lanes
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    start = int.from_bytes(digest, "big") % len(lanes)
+    return lanes[start:] + lanes[:start]

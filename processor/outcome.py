@@ -39,6 +39,7 @@ SUMMARY_KEYS = (
     "deferred",
     "errors",
     "published",  # DISPATCH=pubsub: due occurrences handed to `deliver` (processor.publish)
+    "scans",  # DISPATCH=pubsub: scan requests published (processor.scan)
 )
 # Every delivered occurrence counts in `sent`; these say more about what happened.
 _KEY_OF = {

@@ -2,7 +2,7 @@
 time, first; events, sent by their first caller's request, are only retried and reconciled
 by a pass), and a pass over them: what every target hands the pipeline. DISPATCH picks
 who sends: the pass itself (`inline`), or `deliver`, one Pub/Sub message per due document
-(`pubsub`, processor.publish)."""
+(`pubsub`, processor.scan)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from interactions.show import Shown, show_pending
 from messages.kind import MESSAGE_KIND
 from processor.abc import AnyKind
 from processor.one_pass import inline_pass
-from processor.publish import publish_pass
+from processor.scan import scan_pass
 from rotations.kind import ROTATION_DAY_KIND
 
 KINDS: tuple[AnyKind, ...] = (ROTATION_DAY_KIND, MESSAGE_KIND, EVENT_KIND)
@@ -27,7 +27,7 @@ def run_pass(rt: Runtime, *, dry_run: bool = False) -> dict[str, Any]:
     """One pass. A dry run is the same under either dispatcher: what is due, previewed.
     A real pass then retries the Slack updates of answers not shown yet (interactions.show)."""
     if rt.settings.dispatch == PUBSUB and not dry_run:
-        counts = publish_pass(rt, KINDS)
+        counts = scan_pass(rt, KINDS)
     else:
         counts = inline_pass(rt, KINDS, dry_run=dry_run)
     if not dry_run:

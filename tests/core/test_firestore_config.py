@@ -98,6 +98,22 @@ def test_the_sharded_due_queries_have_their_composite_indexes(collection):
     assert ["shard", "status", "next_run_at", "channel"] in fields  # a channel range
 
 
+@pytest.mark.parametrize("collection", ["scheduled_messages", "rotations", "events"])
+def test_the_scans_written_since_queries_have_their_composite_indexes(collection):
+    """processor.scan: waiting, `updated_at` after and `next_run_at` by a mark, ordered by
+    both (two inequalities: Firestore needs both in the index), with and without a shard."""
+    indexes = json.loads((ROOT / "firestore.indexes.json").read_text())["indexes"]
+    fields = [
+        [(f["fieldPath"], f["order"]) for f in index["fields"]]
+        for index in indexes
+        if index["collectionGroup"] == collection
+    ]
+    written_since = [("status", "ASCENDING"), ("updated_at", "ASCENDING")]
+    written_since.append(("next_run_at", "ASCENDING"))
+    assert written_since in fields
+    assert [("shard", "ASCENDING"), *written_since] in fields
+
+
 def test_the_due_query_leaving_channels_out_reads_people_through_their_index():
     """A page that leaves channels out reads messages to people by `user not-in`
     (core.queues.Queue.due), with and without shards."""

@@ -84,7 +84,10 @@ def test_a_claim_behind_another_workers_slot_fails_whole(settings, db, slack, cl
 
     # Later, a claim conditioned on a slot version that has moved on fails the same way.
     seen_by_first.claimed(first_slots, won.slot_versions, clock.now())
-    seen_by_second.lost(seen_by_second.for_claim(CHANNEL, clock.now()), clock.now())
+    m2_as_read = db.collection(MESSAGES).document(m2).get()
+    second_slots = seen_by_second.for_claim(CHANNEL, clock.now())
+    # Only the slot was lost (m2 is as read): the claim may be tried again at the slot's time.
+    assert seen_by_second.lost(second_slots, clock.now(), m2_as_read)
     clock.advance(timedelta(seconds=5))
     again = claim_occurrence(
         first,

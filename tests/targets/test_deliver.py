@@ -187,7 +187,11 @@ def malformed(pulled: Pulled, data: Any) -> Pulled:
     [
         ("%%% not base64", "message.data"),
         (base64.b64encode(b"[1, 2]").decode(), "message.data"),
-        ({"format": 2, "kind": "message", "subject_id": "m1", "due_at": T0.isoformat()}, "format"),
+        ({"format": 3, "kind": "message", "subject_id": "m1", "due_at": T0.isoformat()}, "format"),
+        (
+            {"format": 2, "kind": "message", "subject_id": "m1", "due_at": T0.isoformat()},
+            "document",
+        ),
         ({"format": 1, "kind": "memo", "subject_id": "m1", "due_at": T0.isoformat()}, "kind"),
         ({"format": 1, "kind": "message", "due_at": T0.isoformat()}, "subject_id"),
         ({"format": 1, "kind": "message", "subject_id": "a/b", "due_at": "x"}, "due_at"),

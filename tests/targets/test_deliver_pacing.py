@@ -19,7 +19,7 @@ from core.settings import Settings
 from emulator.pubsub import EMULATOR_HOST_ENV, PushRelay, create_subscription, create_topic
 from emulator.run_local import serve, wait_for_function
 from emulator.slack_standin import SlackStandIn
-from processor.publish import publish_pass
+from processor.scan import scan_pass
 from targets.kinds import KINDS
 from tests.fixtures.messages import seed_message
 from tests.fixtures.runtime import ADMIN_TOKEN, make_runtime
@@ -66,7 +66,7 @@ def test_four_deliver_processes_post_a_channel_once_a_second_each_occurrence_onc
         create_subscription(topic, f"projects/{project}/subscriptions/paced", relay.url)
         settings = Settings.from_env(served)
         rt = make_runtime(settings, db, SystemClock(), "tick")
-        assert publish_pass(rt, KINDS)["published"] == MESSAGES
+        assert scan_pass(rt, KINDS)["published"] == MESSAGES
         posts = _posts_when(slack, MESSAGES)
     finally:
         relay.stop()
