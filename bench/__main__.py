@@ -32,8 +32,8 @@
    seconds while `deliver` drains (a backlog over several ticks: billed reads, writes,
    publishes and `deliver`'s CPU per delivery); scale-out (bench.scale_out: 1,000, 10,000
    and 50,000 due x SHARDS 1, 4, 16, until every due document was published;
-   `--only-scale-out`); the overlapping inline passes (bench.overlap, where the tree has
-   it; with --only-hot too).
+   `--only-scale-out`); the overlapping inline passes (bench.overlap; with --only-hot
+   too).
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
+from bench.overlap import run_overlap
 from bench.people import people_runs
 from bench.people import warm_up as people_warm_up
 from bench.precision import precision
@@ -286,13 +287,9 @@ def _scale_out(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
 
 
 def overlap(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
-    """N overlapping inline passes (bench.overlap, issue 34 point 5), where the tree has it."""
+    """N overlapping inline passes (bench.overlap, issue 34 point 5)."""
     if args.skip_overlap:
         return {}
-    try:
-        from bench.overlap import run_overlap  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return {"overlap": {"available": False}}
     print("bench: overlapping inline passes...", flush=True)
     result: dict[str, Any] = run_overlap(bench)
     return {"overlap": result}

@@ -160,8 +160,6 @@ def lines(runs: dict[str, Any]) -> list[str]:
             )
     overlap = runs.get("overlap")
     if overlap is not None:
-        if overlap.get("available") is False:
-            out.append("overlap: bench.overlap is not in this tree")
         for tree, figures in overlap.items():
             if isinstance(figures, dict) and "by_workers" in figures:
                 rates = {n: m.get("messages_per_s") for n, m in figures["by_workers"].items()}
