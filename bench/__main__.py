@@ -25,7 +25,15 @@
    the same over as many Teams channels through the Teams stand-in (Teams' own rate
    limits, the same latency), with --workers workers, after one unreported round of each;
    taking turns, --trials times each (the median of each is reported): reads, writes and
-   RPCs per delivery, throughput, and Teams' 429s. `--only teams` runs it alone.
+   RPCs per delivery, throughput, and Teams' 429s. `--only teams` runs it alone;
+7. issue 34: precision (bench.precision: a quiet minute, 50 one-offs due at one instant,
+   inline and under Pub/Sub: posted minus due and minus the tick's start, p50/p99;
+   `--only precision`); under Pub/Sub the hot minute's tick runs every --tick-every
+   seconds while `deliver` drains (a backlog over several ticks: billed reads, writes,
+   publishes and `deliver`'s CPU per delivery); scale-out (bench.scale_out: 1,000, 10,000
+   and 50,000 due x SHARDS 1, 4, 16, until every due document was published;
+   `--only-scale-out`); the overlapping inline passes (bench.overlap; with --only-hot
+   too).
 
 Prints a table and the targets, and writes bench/results/bench-<UTC time>.json (and
 latest.json). The targets are reported, never asserted: the exit code is 0 unless a run
@@ -38,13 +46,17 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from bench import report
+from bench.overlap import run_overlap
 from bench.people import people_runs
 from bench.people import warm_up as people_warm_up
+from bench.precision import precision
 from bench.runs import PUBSUB_MODE, Bench, contend, scale, started, warm_up
+from bench.scale_out import SHARDS, SIZES, scale_out
 from bench.services import ROOT
 from core.platform import SLACK, TEAMS
 from processor.kind_pass import PARALLEL_POSTS
@@ -94,6 +106,41 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-pubsub", action="store_true")
     parser.add_argument(
+        "--tick-every",
+        type=float,
+        default=None,
+        help="under Pub/Sub, the hot minute's tick runs a pass every this many seconds "
+        "while `deliver` drains (a backlog over several ticks; default 10, --quick 3)",
+    )
+    parser.add_argument(
+        "--precision-messages",
+        type=int,
+        default=50,
+        help="the quiet minute's one-offs, each on a channel of its own (bench.precision)",
+    )
+    parser.add_argument("--skip-precision", action="store_true")
+    parser.add_argument(
+        "--scale-out-sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=SIZES,
+        help="scale-out: due one-offs per run, comma-separated (default 1000,10000,50000)",
+    )
+    parser.add_argument(
+        "--scale-out-shards",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=SHARDS,
+        help="scale-out: SHARDS per run, comma-separated (default 1,4,16)",
+    )
+    parser.add_argument("--skip-scale-out", action="store_true")
+    parser.add_argument(
+        "--only-scale-out",
+        action="store_true",
+        help="only the scale-out runs (bench.scale_out), under Pub/Sub",
+    )
+    parser.add_argument(
+        "--skip-overlap", action="store_true", help="leave out the overlapping inline passes"
+    )
+    parser.add_argument(
         "--only-hot",
         action="store_true",
         help="only the hot minute, inline (one worker) and Pub/Sub: no warm-up rounds, "
@@ -118,8 +165,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["hot", "people", "teams"],
-        help="one section alone: `hot` as --only-hot; `people`: the people section, after "
+        choices=["hot", "people", "teams", "precision", "scale-out"],
+        help="one section alone: `hot` as --only-hot; `scale-out` as --only-scale-out; "
+        "`precision`: the quiet minute; `people`: the people section, after "
         "an unreported gated and plain round of a quarter size (no Pub/Sub emulator); "
         "`teams`: Slack and Teams side by side (no Pub/Sub emulator; docs/benchmark.md "
         "measures it with --workers 1)",
@@ -128,7 +176,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="a small smoke run: 400 messages, 100 channels, 4 workers, "
-        "10,000 not-due, a 1,000-message hot minute, 20 s seed cap, 100 people",
+        "10,000 not-due, a 1,000-message hot minute ticked every 3 s, 20 s seed cap, "
+        "100 people, scale-out at 1,000 and 5,000 with SHARDS 1 and 4",
     )
     args = parser.parse_args(argv)
     if args.trials < 1:
@@ -137,8 +186,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         args.messages, args.channels, args.workers = 400, 100, 4
         args.scale_not_due, args.hot_messages, args.hot_channels = 10_000, 1000, 100
         args.seed_cap, args.people = 20.0, 100
+        args.scale_out_sizes, args.scale_out_shards = (1000, 5000), (1, 4)
+    if args.tick_every is None:
+        args.tick_every = 3.0 if args.quick else 10.0
     if args.only == "hot":
         args.only_hot = True
+    if args.only == "scale-out":
+        args.only_scale_out = True
     if args.only in ("people", "teams"):
         args.skip_pubsub = True
     return args
@@ -159,7 +213,12 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Every run the arguments ask for, in order, on one emulator and one stand-in."""
     runs: dict[str, Any] = {}
     if args.only_hot:
-        return runs | hot_minute(bench, args, workers=[1])
+        runs |= timed(runs, "hot", lambda: hot_minute(bench, args, workers=[1]))
+        return runs | timed(runs, "overlap", lambda: overlap(bench, args))
+    if args.only_scale_out:
+        return runs | timed(runs, "scale_out", lambda: {"scale_out": _scale_out(args, bench)})
+    if args.only == "precision":
+        return runs | timed(runs, "precision", lambda: _precision(args, bench))
     if args.only == "teams":
         return runs | platform_runs(bench, args)
     if args.only == "people":
@@ -191,8 +250,13 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
         runs["scale"] = scale(
             bench, due_count=args.scale_due, not_due=args.scale_not_due, channels=args.channels
         )
+    if not args.skip_precision:
+        runs |= timed(runs, "precision", lambda: _precision(args, bench))
     if not args.skip_hot:
-        runs |= hot_minute(bench, args, workers=[args.workers, 1])
+        runs |= timed(runs, "hot", lambda: hot_minute(bench, args, workers=[args.workers, 1]))
+    if not args.skip_scale_out and not args.skip_pubsub:
+        runs |= timed(runs, "scale_out", lambda: {"scale_out": _scale_out(args, bench)})
+    runs |= timed(runs, "overlap", lambda: overlap(bench, args))
     if not args.skip_people:
         runs |= people_runs(
             bench, people=args.people, workers=args.people_workers, cap_seconds=args.cap
@@ -200,6 +264,35 @@ def run_all(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     if not args.skip_teams:
         runs |= platform_runs(bench, args)
     return runs
+
+
+def timed(runs: dict[str, Any], section: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """`run()`'s runs, its wall time kept in runs["section_seconds"] (moved to the result's
+    top level by main): how long each part of a run takes."""
+    started = time.perf_counter()
+    done = run()
+    runs.setdefault("section_seconds", {})[section] = round(time.perf_counter() - started, 1)
+    return done
+
+
+def _precision(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
+    print("bench: precision, the quiet minute...", flush=True)
+    return {"precision": precision(bench, messages=args.precision_messages)}
+
+
+def _scale_out(args: argparse.Namespace, bench: Bench) -> dict[str, Any]:
+    return scale_out(
+        bench, sizes=args.scale_out_sizes, shards=args.scale_out_shards, cap_seconds=args.cap
+    )
+
+
+def overlap(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
+    """N overlapping inline passes (bench.overlap, issue 34 point 5)."""
+    if args.skip_overlap:
+        return {}
+    print("bench: overlapping inline passes...", flush=True)
+    result: dict[str, Any] = run_overlap(bench)
+    return {"overlap": result}
 
 
 def platform_runs(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
@@ -246,8 +339,14 @@ def hot_minute(bench: Bench, args: argparse.Namespace, workers: list[int]) -> di
     print("bench: Pub/Sub warm-up round (not reported)...", flush=True)
     contend(bench, PUBSUB_MODE, workers=max(args.pubsub_deliver), label="pswarm", **shape)
     for n in args.pubsub_deliver:
-        print(f"bench: hot minute under Pub/Sub, {n} deliver process(es)...", flush=True)
-        runs[f"pubsub_{n}"] = contend(bench, PUBSUB_MODE, workers=n, label=f"ps{n}", **shape)
+        print(
+            f"bench: hot minute under Pub/Sub, {n} deliver process(es), a tick every "
+            f"{args.tick_every} s...",
+            flush=True,
+        )
+        runs[f"pubsub_{n}"] = contend(
+            bench, PUBSUB_MODE, workers=n, label=f"ps{n}", tick_every=args.tick_every, **shape
+        )
     return runs
 
 
@@ -255,13 +354,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     started_at = time.time()
     teams = args.only == "teams" or (
-        args.only is None and not args.only_hot and not args.skip_teams
+        args.only is None and not args.only_hot and not args.only_scale_out and not args.skip_teams
     )
     with started(args.latency_ms, pubsub=not args.skip_pubsub, teams=teams) as bench:
         # The emulator's JVM compiles its hot paths during the first minutes of load, on
         # the cores the contenders share: rounds of both first, until its compiler is quiet.
         warmup: list[dict[str, Any]] = []
-        if not args.only_hot and args.only is None:
+        if not args.only_hot and not args.only_scale_out and args.only is None:
             print("bench: warming the emulator up...", flush=True)
             warmup = warm_up(
                 bench,
@@ -288,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         "parameters": {**vars(args), "parallel_posts_per_worker": PARALLEL_POSTS},
         "warmup": warmup,
         "runs": runs,
+        "section_seconds": runs.pop("section_seconds", {}),
         "targets": report.targets(runs),
         "wall_seconds": round(time.time() - started_at, 1),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import people_report
+from bench import cost_report, people_report
 
 TARGET_VS_SEED = 5.0
 TARGET_VS_FLOOR = 0.5
@@ -26,6 +26,7 @@ def targets(runs: dict[str, Any]) -> list[dict[str, Any]]:
         *_scale(runs),
         *_pacing(runs),
         *people_report.targets(runs),
+        *cost_report.targets(runs),
     ]
 
 
@@ -214,6 +215,7 @@ def render(result: dict[str, Any]) -> str:
             f"nothing: {figures['empty_due_query_seconds']} s"
         )
     lines += people_report.lines(runs)
+    lines += cost_report.lines(runs)
     lines.append(_jit_line(result))
     machine = result.get("machine", {})
     lines.append(

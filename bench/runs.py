@@ -128,11 +128,14 @@ def contend(
     label: str | None = None,
     source: Path = ROOT,
     platform: str = SLACK,
+    tick_every: float | None = None,
 ) -> dict[str, Any]:
     """Seed `count` due one-offs over `channels` (Slack channels, or Teams conversations
     with `platform` TEAMS), run `workers` processes of `mode` from one start signal, and
     measure what reached the stand-in. The workers run the code under `source` (another
-    revision's tree, for bench.compare)."""
+    revision's tree, for bench.compare). Under PUBSUB_MODE with `tick_every`, the tick runs
+    a pass every `tick_every` seconds until the run ends (a backlog over several ticks)
+    instead of one."""
     project = new_project(label or mode)
     db = firestore.Client(project=project)
     due = datetime.now(UTC).replace(microsecond=0)
@@ -145,7 +148,7 @@ def contend(
     load_before = os.getloadavg()
     shape = {"mode": mode, "workers": workers, "count": count, "channels": channels}
     shape |= {"prefix": prefix, "due": due.isoformat(), "threads": bench.threads}
-    shape |= {"cap_seconds": cap_seconds, "platform": platform}
+    shape |= {"cap_seconds": cap_seconds, "platform": platform, "tick_every": tick_every}
     if mode == PUBSUB_MODE:
         run = _run_pubsub(bench, project, shape, source, len(seeded))
     else:
@@ -180,6 +183,35 @@ def contend(
         # The machine's load average (1, 5, 15 min) as the run began and ended: on a shared
         # machine, what its figures were taken under.
         "load_average": [[round(x, 2) for x in load] for load in (load_before, os.getloadavg())],
+        **(_pubsub_roles(run, delivered["delivered"]) if mode == PUBSUB_MODE else {}),
+    }
+
+
+def _pubsub_roles(run: _Run, delivered: int) -> dict[str, Any]:
+    """A Pub/Sub run's figures by role: `deliver`'s own CPU per delivery (ms), the ticks
+    that started before the last delivery (`ticks_during_drain`), and what the ticks
+    published: due occurrences (`published`) apart from scan requests (`scans`)."""
+    deliver_cpu = sum(r["cpu_seconds"] for r in run.results if r.get("mode") == "deliver")
+    ended = max((r["ended"] for r in run.results if r.get("mode") == "deliver"), default=run.go)
+    starts = [t for r in run.results for t in r.get("tick_starts", [])]
+    ticks = [r["totals"] for r in run.results if r.get("mode") in ("tick", "ticks")]
+    handled = sum(
+        r["totals"].get("acked", 0) + r["totals"].get("nacked", 0)
+        for r in run.results
+        if r.get("mode") == "deliver"
+    )
+    return {
+        "deliver_handled": handled,
+        # With a tick every few seconds, `deliver` handles fewer messages than were published
+        # when the run ends before the last ticks' republishes are served: no redelivery count.
+        **({"pubsub_redeliveries": None} if len(starts) > 1 else {}),
+        "deliver_cpu_ms_per_delivered": (
+            round(1000 * deliver_cpu / delivered, 2) if delivered else None
+        ),
+        "ticks": len(starts) or len(ticks),
+        "ticks_during_drain": sum(1 for t in starts if t <= ended) or len(ticks),
+        "tick_published": sum(t.get("published", 0) for t in ticks),
+        "tick_scans": sum(t.get("scans", 0) for t in ticks),
     }
 
 
@@ -216,7 +248,7 @@ def _run_pubsub(
         # One tick publishes the whole backlog (the due query reads at most TICK_LIMIT).
         "TICK_LIMIT": str(max(seeded, 1)),
     }
-    roles = ["tick", *["deliver"] * shape["workers"]]
+    roles = ["ticks" if shape.get("tick_every") else "tick", *["deliver"] * shape["workers"]]
     cap = shape["cap_seconds"]
 
     def delivered_all() -> bool:
@@ -242,11 +274,13 @@ def run_workers(
     roles: list[str] | None = None,
     extra_env: dict[str, str] | None = None,
     until: Callable[[float], bool] | None = None,
+    before_go: Callable[[], float] | None = None,
 ) -> _Run:
     """The workers started, released together, and waited for (up to their cap). `roles`
     gives each process its mode (default: `workers` processes of the shape's mode); with
     `until`, the bench polls it (given the start time) after the start, then touches the
-    stop file the processes watch."""
+    stop file the processes watch. `before_go`, once every process is ready, returns when
+    (epoch seconds) to release them: the bench waits until then."""
     platform = shape.get("platform", SLACK)
     env = {**os.environ, **bench.env(project, platform), **(extra_env or {})}
     modes = roles or [shape["mode"]] * shape["workers"]
@@ -275,6 +309,8 @@ def run_workers(
             for c in configs
         ]
         _wait_ready(configs, procs)
+        go_at = before_go() if before_go is not None else 0.0
+        time.sleep(max(0.0, go_at - time.time()))
         cpu_before = _service_cpu(bench, platform)
         go = time.time()
         Path(f"{tmp}/go").touch()

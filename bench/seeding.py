@@ -11,8 +11,10 @@ from typing import Any
 from google.cloud import firestore
 
 from core.documents.messages import MessageField, MessageWrite, Status
+from core.documents.write import UNSET
 from core.models import message_delivery_id
 from core.platform import SLACK, TEAMS
+from core.shards import shard_of
 from core.store import MESSAGES
 
 BATCH = 500  # Firestore's limit of writes per commit
@@ -45,6 +47,7 @@ def message(
     due: datetime,
     channel_tag: str = "BENCH",
     platform: str = SLACK,
+    shards: int = 1,
 ) -> tuple[Seeded, dict[str, Any]]:
     seeded = Seeded(f"{prefix}{n:06d}", conversation(n, channels, channel_tag, platform), due)
     data = MessageWrite(
@@ -54,6 +57,8 @@ def message(
         next_run_at=due,
         status=Status.PENDING,
         version=1,
+        # With SHARDS > 1 each document carries its shard, as the API writes it.
+        shard=shard_of(seeded.doc_id, shards) if shards > 1 else UNSET,
     ).to_document()
     # The typed write has no `teams_conversation`: it is added by its field name.
     where = MessageField.TEAMS_CONVERSATION if platform == TEAMS else MessageField.CHANNEL
@@ -69,10 +74,12 @@ def seed(
     due: datetime,
     channel_tag: str = "BENCH",
     platform: str = SLACK,
+    shards: int = 1,
+    threads: int = 4,
 ) -> list[Seeded]:
-    """`count` waiting one-offs due at `due` over `channels` conversations of `platform`, in
-    batches of 500 committed four at a time."""
-    rows = [message(prefix, n, channels, due, channel_tag, platform) for n in range(count)]
+    """`count` waiting one-offs due at `due` over `channels` conversations of `platform` (in
+    `shards` shards), in batches of 500 committed `threads` at a time."""
+    rows = [message(prefix, n, channels, due, channel_tag, platform, shards) for n in range(count)]
 
     def commit(chunk: list[tuple[Seeded, dict[str, Any]]]) -> None:
         batch = db.batch()
@@ -81,6 +88,6 @@ def seed(
         batch.commit()
 
     chunks = [rows[i : i + BATCH] for i in range(0, len(rows), BATCH)]
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(commit, chunks))
     return [seeded for seeded, _ in rows]

@@ -19,6 +19,7 @@ from bench import cpu
 from bench.contenders import run_floor, run_ours, run_people, run_seed_style
 from bench.pubsub_roles import run_deliver, run_tick_publish
 from bench.rpc import CountedClient, RpcCounter
+from bench.tick_roles import run_count, run_ticks
 from core.clock import SystemClock
 from core.runtime import Runtime, new_worker_id, teams_for
 from core.settings import Settings
@@ -50,6 +51,12 @@ def main(config: dict[str, Any]) -> None:
     rt = build_runtime(counter)
     # Open the gRPC channel before the start signal; the warm-up read is not counted.
     list(rt.db.collection("bench_warmup").limit(1).stream())
+    if config["mode"] in ("deliver", "count"):
+        # A function instance already running: its modules are loaded before the start.
+        import functions_framework  # noqa: F401
+        import google.cloud.pubsub_v1  # noqa: F401
+
+        import main as _  # noqa: F401
     counter.reset()
     Path(config["ready"]).touch()
     go = Path(config["go"])
@@ -79,6 +86,17 @@ def main(config: dict[str, Any]) -> None:
         )
     elif mode == "tick":
         totals = run_tick_publish(rt)
+    elif mode == "ticks":
+        totals = run_ticks(rt, deadline, stop=config["stop"], tick_every=config["tick_every"])
+    elif mode == "count":
+        totals = run_count(
+            rt,
+            deadline,
+            subscription=config["subscription"],
+            count=config["count"],
+            token=rt.settings.admin_token or "",
+            threads=config["threads"],
+        )
     elif mode == "deliver":
         totals = run_deliver(
             rt,
@@ -92,12 +110,15 @@ def main(config: dict[str, Any]) -> None:
         raise SystemExit(f"unknown mode {mode!r}")
     # A subscriber ends when told to: its work ended with the last message it handled.
     ended_at = totals.pop("ended_at", None)
+    tick_starts = totals.pop("tick_starts", None)
     ended = time.time() if ended_at is None else max(ended_at, started)
     result = {
+        "mode": mode,
         "started": started,
         "ended": ended,
         "capped": time.time() >= deadline,
         "totals": totals,
+        **({"tick_starts": tick_starts} if tick_starts is not None else {}),
         "rpcs": counter.snapshot(),
         "cpu_seconds": cpu.own_seconds() - cpu_started,
     }
