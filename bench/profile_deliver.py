@@ -5,7 +5,7 @@ CPU (issue 34)"):
 
 Starts the Firestore emulator and the Slack stand-in (bench.runs.started), seeds `--messages`
 due one-offs over as many channels (`--channels` for fewer), builds the message the tick
-publishes for each (processor.publish._occurrence, whatever format it writes) and POSTs its
+publishes for each (processor.publish.message_for, whatever format it writes) and POSTs its
 push body through functions-framework's own app for main.py's `deliver`, `--threads` at a
 time in this process (one function instance), as bench.pubsub_roles hands a pulled message
 to it (the admin token as the push relay adds it). Unlike the bench's `deliver` processes,
@@ -142,12 +142,12 @@ def push_bodies(project: str) -> list[tuple[str, Any]]:
     a push subscription POSTs it, beside the message itself (core.pubsub.DueOccurrence)."""
     from core.store import MESSAGES, make_client
     from messages.kind import MESSAGE_KIND
-    from processor.publish import _occurrence
+    from processor.publish import message_for
 
     db = make_client(project)
     bodies = []
     for n, snap in enumerate(db.collection(MESSAGES).stream()):
-        occurrence = _occurrence(MESSAGE_KIND, snap)
+        occurrence = message_for(MESSAGE_KIND, snap)
         if occurrence is None:
             continue
         message = {

@@ -21,7 +21,7 @@ from processor.abc import Passes
 from processor.due_page import channel_of
 
 
-def _occurrence(kind: Passes[Any, Any], snap: Snapshot) -> DueOccurrence | None:
+def message_for(kind: Passes[Any, Any], snap: Snapshot) -> DueOccurrence | None:
     """The message for a due document, carrying it as the query read it (`deliver` claims
     from it without reading it again); None when the query's own field is not an instant
     (cannot happen: the due query compares it with one)."""

@@ -54,7 +54,7 @@ from processor.abc import Passes
 from processor.history_search import HistoryBudget
 from processor.outcome import SUMMARY_KEYS
 from processor.pass_counts import io_error
-from processor.publish import _occurrence, publish, request_scans
+from processor.publish import message_for, publish, request_scans
 from processor.reconcile import settle_expired
 from processor.shard_strays import adopt_strays
 
@@ -102,7 +102,7 @@ def scan_shard(rt: Runtime, kind: Passes[Any, Any], shard: int, shards: int) -> 
         io_error(counts, what, exc, collection=kind.collection, shard=shard)
         return counts
     counts["due"] += len(window.due)
-    counts.update(publish(rt, [o for snap in window.due if (o := _occurrence(kind, snap))]))
+    counts.update(publish(rt, [o for snap in window.due if (o := message_for(kind, snap))]))
     if not counts["errors"]:  # else the mark stays: the next scan publishes this again
         advanced = _advance(rt, kind, shard, read, window.mark(read.read_time, now), counts)
         if advanced and window.full:
