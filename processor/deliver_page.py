@@ -10,10 +10,10 @@ the slot arrives.
 
 A claim lost to an overlapping pass only for the channel's pacing slot is claimed again at
 the slot's time, once; a claim lost again, or for the occurrence, ends its lane: the rest of
-the channel stays due for the next pass. LOSING_STREAK claims lost in a row end the page:
-another pass is ahead of this one (processor.lanes.rotated has each begin at a place of its
-own), and what is left stays due for the next pass, whose read holds only what is still
-due."""
+the channel stays due for the next pass. LOSING_STREAK claims lost in a row for the
+occurrence (a lost slot does not count) end the page: another pass is ahead of this one
+(processor.lanes.rotated has each begin at a place of its own), and what is left stays due
+for the next pass, whose read holds only what is still due."""
 
 from __future__ import annotations
 
@@ -154,14 +154,16 @@ class Page:
         document is claimed again at the slot's time (once); otherwise (or again) what is
         left of the lane stays due for the next pass."""
         if retry_at is not None and lane.channel is not None:
+            # Only the channel's slot was lost: the document is still ours to claim, and no
+            # other pass is ahead over the page.
             self._pacer.hold(lane.channel, retry_at)
             lane.give_back(retry=True)
         else:
             lane.give_back(retry=False)
+            self._losing += 1
         if lane.state is LaneState.LOST:
             with COUNTS_LOCK:
                 self._counts["deferred"] += len(lane.rest) - 1
-        self._losing += 1
         if self._losing >= LOSING_STREAK:
             # Another pass is ahead over the rest of the page: it stays due for the next read.
             for waiting in self._waiting():

@@ -17,6 +17,7 @@ from messages.kind import MESSAGE_KIND
 from processor.abc import Claim
 from processor.channel_slots import HANDOVER, KEEP, ChannelSlots, slot_id
 from processor.claim import claim_occurrence
+from processor.deliver_page import LOSING_STREAK
 from processor.kind_pass import run_kind
 from processor.outcome import Result
 from processor.pacing import POST_INTERVAL
@@ -231,3 +232,24 @@ def test_a_rotation_meeting_another_workers_slot_posts_at_the_slots_time(
     assert [p.delivery_id for p in posts][1] == rotation_delivery_id("standup", T0.date())
     assert len(posts) == 2
     assert Decimal(posts[1].ts) - Decimal(posts[0].ts) >= 1
+
+
+def test_a_pass_whose_claims_lose_only_channel_slots_still_posts_every_one(
+    settings, db, slack, clock
+):
+    # More channels than LOSING_STREAK, each with a slot of this minute from worker-a: every
+    # first claim of worker-b's pass loses only the slot, which says nothing about another
+    # pass being ahead over the page, so each is claimed again at its slot's time.
+    channels = [f"C0SLOT{i:03d}" for i in range(LOSING_STREAK + 2)]
+    for channel in channels:
+        seed_message(db, channel=channel)
+    first = run_kind(make_runtime(settings, db, clock, "worker-a"), MESSAGE_KIND)
+    assert first["sent"] == len(channels)
+    clock.advance(timedelta(seconds=5))
+    for channel in channels:
+        seed_message(db, channel=channel, next_run_at=clock.now())
+
+    summary = run_kind(make_runtime(settings, db, clock, "worker-b"), MESSAGE_KIND)
+
+    assert (summary["sent"], summary["deferred"], summary["errors"]) == (len(channels), 0, 0)
+    assert len(slack.posts()) == 2 * len(channels)
