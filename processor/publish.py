@@ -8,9 +8,9 @@ document is published.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from core import logs
 from core.pubsub import DueOccurrence, publisher
@@ -35,64 +35,78 @@ def publish(rt: Runtime, occurrences: Sequence[DueOccurrence]) -> Counter[str]:
     """Publish each occurrence, ordering key its channel, and wait for Pub/Sub's answers:
     `published` and `errors` counted, one ERROR line per failed publish."""
     topic = _topic(rt)
-    client = publisher()
-    pending: list[tuple[DueOccurrence, Future[str]]] = [
-        (o, client.publish(topic, o.data(), ordering_key=o.channel, **o.attributes()))
-        for o in occurrences
-    ]
     counts: Counter[str] = Counter()
     paused: set[str] = set()
-    for occurrence, future in pending:
-        try:
-            future.result(timeout=rt.settings.tick_budget_seconds)
-        except Exception as exc:
-            counts["errors"] += 1
-            logs.error(
-                "publishing a due occurrence failed; the next scan publishes it again",
-                kind=occurrence.kind,
-                subject_id=occurrence.subject_id,
-                channel=occurrence.channel,
-                status="error",
-                error_code=type(exc).__name__,
-                error_message=str(exc),
-            )
-            if occurrence.channel:
-                paused.add(occurrence.channel)
+    for occurrence, exc in _answered(rt, topic, occurrences, lambda o: o.channel):
+        if exc is None:
+            counts["published"] += 1
             continue
-        counts["published"] += 1
+        counts["errors"] += 1
+        logs.error(
+            "publishing a due occurrence failed; the next scan publishes it again",
+            kind=occurrence.kind,
+            subject_id=occurrence.subject_id,
+            channel=occurrence.channel,
+            status="error",
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+        )
+        if occurrence.channel:
+            paused.add(occurrence.channel)
     # A failed publish pauses its ordering key in this client until resumed, once (the
     # client refuses to resume a key that is not paused): the next scan must be able to
     # publish the channel again.
     for channel in paused:
-        client.resume_publish(topic, channel)
+        publisher().resume_publish(topic, channel)
     return counts
 
 
 def request_scans(rt: Runtime, requests: Sequence[ScanRequest]) -> Counter[str]:
     """Publish each scan request (no ordering key) and wait for Pub/Sub's answers: `scans`
     and `errors` counted, one ERROR line per failed publish (the next tick asks again)."""
-    topic = _topic(rt)
-    client = publisher()
-    pending = [
-        (r, client.publish(topic, r.data(), ordering_key="", **r.attributes())) for r in requests
-    ]
     counts: Counter[str] = Counter()
-    for request, future in pending:
+    for request, exc in _answered(rt, _topic(rt), requests, lambda _: ""):
+        if exc is None:
+            counts["scans"] += 1
+            continue
+        counts["errors"] += 1
+        logs.error(
+            "publishing a scan request failed; the next tick asks again",
+            kind=request.kind,
+            shard=request.shard,
+            status="error",
+            error_code=type(exc).__name__,
+            error_message=str(exc),
+        )
+    return counts
+
+
+class _Message(Protocol):
+    def data(self) -> bytes: ...
+
+    def attributes(self) -> dict[str, str]: ...
+
+
+M = TypeVar("M", bound=_Message)
+
+
+def _answered(
+    rt: Runtime, topic: str, messages: Sequence[M], ordering_key: Callable[[M], str]
+) -> Iterator[tuple[M, Exception | None]]:
+    """Publish every message at once, then wait for each answer in turn (at most
+    TICK_BUDGET_SECONDS each): each message with the exception its publish raised, if any."""
+    client = publisher()
+    pending: list[tuple[M, Future[str]]] = [
+        (m, client.publish(topic, m.data(), ordering_key=ordering_key(m), **m.attributes()))
+        for m in messages
+    ]
+    for message, future in pending:
         try:
             future.result(timeout=rt.settings.tick_budget_seconds)
         except Exception as exc:
-            counts["errors"] += 1
-            logs.error(
-                "publishing a scan request failed; the next tick asks again",
-                kind=request.kind,
-                shard=request.shard,
-                status="error",
-                error_code=type(exc).__name__,
-                error_message=str(exc),
-            )
+            yield message, exc
             continue
-        counts["scans"] += 1
-    return counts
+        yield message, None
 
 
 def _topic(rt: Runtime) -> str:
