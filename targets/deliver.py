@@ -104,7 +104,9 @@ def read_event(request: flask.Request) -> CloudEvent:
         return from_http(request.headers, request.get_data())
     except (MissingRequiredFields, InvalidRequiredFields):
         pass  # no CloudEvent attributes: a raw push, converted below
-    except (GenericException, RecursionError, ValueError) as exc:  # ValueError: not UTF-8
+    # ValueError: not UTF-8; AttributeError, TypeError: a structured body that is JSON but no
+    # object (`null`, a list), which the cloudevents library reads as a mapping.
+    except (GenericException, RecursionError, ValueError, AttributeError, TypeError) as exc:
         raise BadRequest(f"not a readable CloudEvent ({type(exc).__name__})") from None
     json_object(request)  # 400 unless the body is a JSON object of a sane depth
     try:
