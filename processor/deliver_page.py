@@ -10,10 +10,19 @@ the slot arrives.
 
 A claim lost to an overlapping pass only for the channel's pacing slot is claimed again at
 the slot's time, once; a claim lost again, or for the occurrence, ends its lane: the rest of
-the channel stays due for the next pass. LOSING_STREAK claims lost in a row for the
-occurrence (a lost slot does not count) end the page: another pass is ahead of this one
-(processor.lanes.rotated has each begin at a place of its own), and what is left stays due
-for the next pass, whose read holds only what is still due."""
+the channel stays due for the next pass.
+
+Overlapping passes begin their pages at places of their own (processor.lanes.rotated) and
+go round in the same direction, so a pass that loses a claim for the occurrence has met
+another pass's stretch, which goes on ahead of it. It jumps: the page goes on from the
+middle of what it has not begun beyond the lost lane, and leaves the stretch between for
+last. Two passes that meet so split what is left between them instead of one following the
+other, losing claim after claim. After a jump only JUMP_WINDOW deliveries are in flight,
+one more for each window's worth of claims won, so a new place that another pass holds too
+costs that many lost claims, not `parallel`. LOSING_STREAK claims lost in a row for the
+occurrence (no claim won between them) end the page: other passes hold what is left of it,
+and it stays due for the next pass, whose read holds only what is still due. A claim begun
+before the last jump, lost after it, says nothing of the new place and does not count."""
 
 from __future__ import annotations
 
@@ -37,10 +46,15 @@ from processor.pass_counts import COUNTS_LOCK, io_error, raised
 RECORD_BATCH = 50
 # The longest the loop waits on a delivery before looking again for a lane whose slot came.
 _MAX_POLL = 0.05
-# Claims lost in a row (no claim won between them) after which the page begins no more
-# lanes: an overlapping pass is ahead of this one over what is left of the page, and the
-# next pass's read finds only what is still due, for less than one failed commit each.
+# Claims lost in a row for the occurrence, each begun since the page's last jump (no claim
+# won between them), after which the page begins no more lanes: overlapping passes hold what
+# is left of it, and the next pass's read finds only what is still due, for less than one
+# failed commit each.
 LOSING_STREAK = 8
+# Deliveries in flight just after a jump: the new place may be another pass's too, and only
+# this many claims are lost if it is. The window widens by one for each window's worth of
+# claims won there, up to the page's `parallel`.
+JUMP_WINDOW = 2
 
 
 class Page:
@@ -61,12 +75,16 @@ class Page:
         self._pacer = pacer
         self._counts = counts
         self._parallel = parallel  # deliveries in flight at most
+        self._window = parallel  # in flight at most now: it starts small again after a jump
+        self._won = 0  # claims won since the window last widened
         self._collection = collection  # the kind's, named in a failure's log line
         self._lanes: list[Lane] = []
         self._live: list[Lane] = []  # lanes that may still begin a delivery
         self._busy: dict[Future[Done], Lane] = {}  # deliveries in flight
         self._unrecorded: list[Sent] = []
-        self._losing = 0  # claims lost since the last one won
+        self._losing = 0  # claims lost that count towards LOSING_STREAK since one was won
+        self._start = 0  # the lane the page's order begins at: it moves on at each jump
+        self._jumps = 0
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
         """Deliver the lanes. Whatever raises on the way, every delivery in flight is
@@ -107,13 +125,17 @@ class Page:
             lane for lane in self._live if lane.state in (LaneState.WAITING, LaneState.RUNNING)
         ]
         waiting = (lane for lane in self._live if lane.state is LaneState.WAITING)
-        return sorted(waiting, key=lambda lane: (lane.begun, lane.index))
+        return sorted(waiting, key=lambda lane: (lane.begun, self._place(lane)))
+
+    def _place(self, lane: Lane) -> int:
+        """The lane's place in the page's order, from where it begins now."""
+        return (lane.index - self._start) % len(self._lanes)
 
     def _begin_ready(self, now: datetime) -> None:
         """Begin each waiting lane whose slot has come, while fewer than `parallel` are in
         flight."""
         for lane in self._waiting():
-            if len(self._busy) >= self._parallel:
+            if len(self._busy) >= self._window:
                 return
             slot = self._pacer.ready_at(lane.channel) if lane.channel is not None else None
             if slot is None or slot <= now:
@@ -127,6 +149,7 @@ class Page:
             self._defer(lane)
             return
         snap = lane.begin()
+        lane.jumps = self._jumps
         self._busy[self._dispatcher.start(lane, snap)] = lane
 
     def _defer(self, lane: Lane) -> None:
@@ -147,6 +170,7 @@ class Page:
             else:
                 if isinstance(outcome.outcome, Sent):
                     self._losing = 0
+                    self._widen()
                 lane.end()
 
     def _lost(self, lane: Lane, retry_at: datetime | None) -> None:
@@ -160,7 +184,8 @@ class Page:
             lane.give_back(retry=True)
         else:
             lane.give_back(retry=False)
-            self._losing += 1
+            if self._jump_past(lane):
+                self._losing += 1
         if lane.state is LaneState.LOST:
             with COUNTS_LOCK:
                 self._counts["deferred"] += len(lane.rest) - 1
@@ -168,6 +193,35 @@ class Page:
             # Another pass is ahead over the rest of the page: it stays due for the next read.
             for waiting in self._waiting():
                 self._defer(waiting)
+
+    def _widen(self) -> None:
+        """A claim was won: the window widens by one for each window's worth of claims won,
+        up to `parallel` (where it stays until a jump narrows it)."""
+        self._won += 1
+        if self._won >= self._window:
+            self._won = 0
+            self._window = min(self._window + 1, self._parallel)
+
+    def _jump_past(self, lost: Lane) -> bool:
+        """Another pass claimed `lost`'s document and delivers on from there, through the
+        lanes this page has not begun that follow it (past the page's own deliveries begun
+        since its last jump): the page goes on from the middle of those, the stretch between
+        left for last. Whether the loss counts towards LOSING_STREAK: not for a lane begun
+        before the last jump, whose place was left already."""
+        if lost.jumps != self._jumps:
+            return False
+        gap: list[Lane] = []
+        for step in range(1, len(self._lanes)):
+            lane = self._lanes[(lost.index + step) % len(self._lanes)]
+            if lane.state is LaneState.WAITING and not lane.begun:
+                gap.append(lane)
+            elif gap or lane.jumps != self._jumps or lane.state is LaneState.WAITING:
+                break
+        if gap:
+            self._start = gap[len(gap) // 2].index
+            self._jumps += 1
+            self._window = JUMP_WINDOW
+        return True
 
     def _take(self, lane: Lane, done: Done) -> None:
         """A delivery finished: its channel is paced from Slack's answer, its send kept for
@@ -200,7 +254,7 @@ class Page:
 
     def _slot_key(self, lane: Lane) -> tuple[Any, ...]:
         slot = self._pacer.ready_at(lane.channel) if lane.channel else None
-        return (slot or self._rt.clock.now(), lane.begun, lane.index)
+        return (slot or self._rt.clock.now(), lane.begun, self._place(lane))
 
     def _until_next_slot(self, waiting: list[Lane]) -> float:
         """How long to wait for a delivery to finish before looking again for a lane whose

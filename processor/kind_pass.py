@@ -8,7 +8,8 @@ once. Each claim is exactly-once through the ledger, so overlapping passes post 
 occurrence once; the channels' pacing slots keep them a second apart in a channel. Each
 pass begins its page's lanes at a place of its own (processor.lanes.rotated, from its
 worker id and start), so overlapping passes claim different documents instead of the same
-ones at once."""
+ones at once, and a pass that meets another's stretch jumps past it
+(processor.deliver_page)."""
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ class Lane:
     state: LaneState = LaneState.WAITING
     begun: int = 0  # documents handed to a dispatcher, and not given back
     retried: bool = False  # a claim lost to the channel's slot was tried again
+    jumps: int = 0  # the page's jumps (processor.deliver_page) when its last delivery began
 
     @property
     def slot_channel(self) -> str | None:
