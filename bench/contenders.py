@@ -2,6 +2,10 @@
 
 - ours: the product's own pass, `processor.kind_pass.run_kind`, until nothing is due
   (`processor.one_pass.until_idle`).
+- shares: the product's pass as in ours, but each of the N workers delivers only its fixed
+  share of every page it reads (the documents whose `core.shards.shard_of(id, N)` is its
+  index): overlapping passes that never claim the same document, so never lose a claim.
+  What N overlapping passes could drain at best on this machine (bench.overlap).
 - seed: the seed-002 style processor: read each due document again inside a transaction,
   set `sending`, commit; send; write the final status. Sequential, as it was.
 - floor: what any sender must do and nothing more: per message one unconditional write and
@@ -26,6 +30,7 @@ from core.documents.messages import MessageField, MessageWrite, Status
 from core.platform import Outcome, PostResult
 from core.queues import Queue
 from core.runtime import Runtime
+from core.shards import shard_of
 from core.store import MESSAGES, Snapshot
 from formatting.slack_text import to_slack
 from messages.kind import MESSAGE_KIND
@@ -37,15 +42,41 @@ from processor.outcome import SUMMARY_KEYS
 def run_ours(rt: Runtime, deadline: float) -> dict[str, int]:
     """Message passes back to back until idle, as `python -m targets.worker --until-idle` runs
     them (without the rotations' two queries per pass: there are no rotations here)."""
+    return _until_idle(rt, MESSAGE_KIND, deadline)
+
+
+def _until_idle(rt: Runtime, kind: Any, deadline: float) -> dict[str, int]:
     totals: Counter[str] = Counter()
-
-    def messages_pass(rt: Runtime) -> dict[str, Any]:
-        return run_kind(rt, MESSAGE_KIND)
-
-    for summary in until_idle(rt, messages_pass, lambda: time.time() < deadline):
+    for summary in until_idle(rt, lambda rt: run_kind(rt, kind), lambda: time.time() < deadline):
         totals.update({k: summary[k] for k in (*SUMMARY_KEYS, "due")})
         totals["ticks"] += 1
     return dict(totals)
+
+
+@dataclass(frozen=True)
+class Share(Queue):
+    """The messages' queue as one of `workers` processes uses it, its due reads keeping only
+    its own share (see `shares` above)."""
+
+    index: int = 0
+    workers: int = 1
+
+    @classmethod
+    def of(cls, index: int, workers: int) -> Share:
+        return cls(**_queue_fields(), index=index, workers=workers)
+
+    def due(self, *args: Any, **kwargs: Any) -> list[Snapshot]:
+        page = super().due(*args, **kwargs)
+        return [snap for snap in page if shard_of(snap.id, self.workers) == self.index]
+
+
+def run_shares(rt: Runtime, deadline: float, *, index: int, workers: int) -> dict[str, int]:
+    """As run_ours, delivering only this worker's share of what is due."""
+    return _until_idle(rt, replace(MESSAGE_KIND, queue=Share.of(index, workers)), deadline)
+
+
+def _queue_fields() -> dict[str, Any]:
+    return {f.name: getattr(MESSAGE_KIND.queue, f.name) for f in fields(Queue)}
 
 
 @dataclass(frozen=True)
@@ -75,7 +106,7 @@ def run_people(rt: Runtime, deadline: float) -> dict[str, int]:
     totals: Counter[str] = Counter()
 
     def people_pass(rt: Runtime) -> dict[str, Any]:
-        queue = _PeopleSeen(**{f.name: getattr(MESSAGE_KIND.queue, f.name) for f in fields(Queue)})
+        queue = _PeopleSeen(**_queue_fields())
         summary = run_kind(rt, replace(MESSAGE_KIND, queue=queue))
         totals["person_passes"] += len(queue.users)
         return summary

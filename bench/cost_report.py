@@ -123,7 +123,7 @@ def _overlap(runs: dict[str, Any]) -> list[dict[str, Any]]:
             "slowest N's msg/s over one worker's",
         )
         for tree, figures in section.items()
-        if isinstance(figures, dict) and "slowest_vs_one" in figures
+        if isinstance(figures, dict) and "slowest_vs_one" in figures and tree != "shares"
     ]
 
 
@@ -163,8 +163,10 @@ def lines(runs: dict[str, Any]) -> list[str]:
         for tree, figures in overlap.items():
             if isinstance(figures, dict) and "by_workers" in figures:
                 rates = {n: m.get("messages_per_s") for n, m in figures["by_workers"].items()}
+                what = " (the floor: each worker its own share)" if tree == "shares" else ""
                 out.append(
-                    f"overlap {tree}: msg/s by N {rates}, slowest/one {figures['slowest_vs_one']}"
+                    f"overlap {tree}{what}: msg/s by N {rates}, slowest/one "
+                    f"{figures.get('slowest_vs_one')}"
                 )
     return out
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import cpu
-from bench.contenders import run_floor, run_ours, run_people, run_seed_style
+from bench.contenders import run_floor, run_ours, run_people, run_seed_style, run_shares
 from bench.pubsub_roles import run_deliver, run_tick_publish
 from bench.rpc import CountedClient, RpcCounter
 from bench.tick_roles import run_count, run_ticks
@@ -68,6 +68,8 @@ def main(config: dict[str, Any]) -> None:
     totals: dict[str, Any]
     if mode == "ours":
         totals = run_ours(rt, deadline)
+    elif mode == "shares":
+        totals = run_shares(rt, deadline, index=config["index"], workers=config["workers"])
     elif mode == "people":
         totals = run_people(rt, deadline)
     elif mode == "seed":
