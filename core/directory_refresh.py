@@ -49,7 +49,7 @@ from core.documents.write import DELETE, UNSET, write_as_read
 from core.models import CHANNEL_ID, USER_ID
 from core.platform import PostResult
 from core.settings import REAL_SLACK_API, Settings
-from core.slack import RATE_LIMITED, classify_api_error, classify_exception
+from core.slack import RATE_LIMITED, classify_api_error, classify_exception, web_client
 from core.store import DIRECTORY_CHANNELS, DIRECTORY_REFRESH, DIRECTORY_USERS
 
 PAGE_SIZE = 200  # Slack's advice for both lists ("no more than 200 results at a time")
@@ -83,15 +83,17 @@ Reader = Callable[[DirectoryList, str | None], Page | PostResult]
 
 
 @functools.lru_cache(maxsize=4)
+def _client(settings: Settings) -> WebClient:
+    """The one client (and TLS context) of the process for the directory's calls."""
+    token = settings.slack_bot_token or "xoxb-local-stand-in"
+    return web_client(token, settings.slack_api_url, settings.slack_timeout_seconds)
+
+
+@functools.lru_cache(maxsize=4)
 def slack_reader(settings: Settings, page_size: int = PAGE_SIZE) -> Reader:
     """One page of a list through slack_sdk, or what went wrong (a 429 with Retry-After).
     No retry handler: a failed page is the next step's to take, never slept on here."""
-    client = WebClient(
-        token=settings.slack_bot_token or "xoxb-local-stand-in",
-        base_url=settings.slack_api_url,
-        timeout=settings.slack_timeout_seconds,
-        retry_handlers=[],
-    )
+    client = _client(settings)
 
     def read(which: DirectoryList, cursor: str | None) -> Page | PostResult:
         try:
@@ -188,14 +190,8 @@ def lookup_by_email(settings: Settings, email: str) -> dict[str, Any] | None:
     Slack knows none or cannot say now (the failure is logged)."""
     if not _has_slack(settings):
         return None
-    client = WebClient(
-        token=settings.slack_bot_token or "xoxb-local-stand-in",
-        base_url=settings.slack_api_url,
-        timeout=settings.slack_timeout_seconds,
-        retry_handlers=[],
-    )
     try:
-        user = client.users_lookupByEmail(email=email).get("user")
+        user = _client(settings).users_lookupByEmail(email=email).get("user")
     except SlackApiError as exc:
         r = exc.response
         failure = classify_api_error(r.status_code, r.data, dict(r.headers))

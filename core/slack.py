@@ -239,20 +239,26 @@ class _Held:
     code: str | None = None
 
 
+def web_client(token: str, base_url: str, timeout_seconds: int) -> WebClient:
+    """A slack_sdk client for every call it makes, meant to be built once per process.
+
+    No retry handlers: the SDK's default one re-posts after a connection that dropped after
+    Slack had the request, which would be a second message. One TLS context for every HTTPS
+    call of the client (it verifies as the default one does): given none, the SDK's urllib
+    builds a default context for each request, loading the system's CA bundle again, 20 to
+    26 ms of CPU per call (docs/benchmark.md). A plain-HTTP stand-in gets none: urllib would
+    build an opener per call for it."""
+    tls = ssl.create_default_context() if base_url.lower().startswith("https:") else None
+    return WebClient(
+        token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[], ssl=tls
+    )
+
+
 class SlackTransport:
     def __init__(
         self, token: str, base_url: str, timeout_seconds: int, clock: Clock | None = None
     ) -> None:
-        # No retry handlers: the SDK's default one re-posts after a connection that dropped
-        # after Slack had the request, which would be a second message. One TLS context for
-        # every HTTPS call of the transport (it verifies as the default one does): given
-        # none, the SDK's urllib builds a default context for each request, loading the
-        # system's CA bundle again, 20 to 26 ms of CPU per post (docs/benchmark.md). A
-        # plain-HTTP stand-in gets none: urllib would build an opener per call for it.
-        tls = ssl.create_default_context() if base_url.lower().startswith("https:") else None
-        self._client = WebClient(
-            token=token, base_url=base_url, timeout=timeout_seconds, retry_handlers=[], ssl=tls
-        )
+        self._client = web_client(token, base_url, timeout_seconds)
         self._identity: Identity | None = None
         self._waits_clock: Clock = clock or SystemClock()
         self._waits = MethodWaits()

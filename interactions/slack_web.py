@@ -6,6 +6,7 @@ never retried, since a trigger_id opens one view only."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from slack_sdk.web import SlackResponse
 
 from core import logs
 from core.runtime import Runtime
+from core.settings import Settings
+from core.slack import web_client
 
 _TIMEOUT_SECONDS = 1
 
@@ -25,18 +28,19 @@ class SlackRefused(Exception):
         self.code = code
 
 
+@functools.lru_cache(maxsize=4)
+def _client(settings: Settings) -> WebClient:
+    """The one client (and TLS context) of the process for these calls."""
+    # Only a local stand-in is ever reached without a token (settings enforce it).
+    token = settings.slack_bot_token or "xoxb-local-stand-in"
+    return web_client(token, settings.slack_api_url, _TIMEOUT_SECONDS)
+
+
 def call(rt: Runtime, method: Callable[[WebClient], SlackResponse]) -> dict[str, Any]:
     """Slack's answer to `method` (a WebClient method called), SlackRefused with its error
     code otherwise."""
-    client = WebClient(
-        # Only a local stand-in is ever reached without a token (settings enforce it).
-        token=rt.settings.slack_bot_token or "xoxb-local-stand-in",
-        base_url=rt.settings.slack_api_url,
-        timeout=_TIMEOUT_SECONDS,
-        retry_handlers=[],
-    )
     try:
-        answer = method(client)
+        answer = method(_client(rt.settings))
     except SlackApiError as exc:
         code = exc.response.get("error") if exc.response is not None else None
         raise SlackRefused(str(code or "slack_error")) from exc

@@ -1,6 +1,7 @@
 """Slack over HTTPS, as in production: the transport verifies Slack's certificate with one
 TLS context built with the transport (one per instance), not one per call: each default
-context loads the system's CA bundle again, about 20 ms of CPU per post."""
+context loads the system's CA bundle again, about 20 ms of CPU per post. The calls a slash
+command or the directory makes outside the transport (core.slack.web_client) likewise."""
 
 from __future__ import annotations
 
@@ -8,15 +9,21 @@ import shutil
 import ssl
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
+from google.cloud import firestore
 
+from core.clock import FixedClock
+from core.directory_refresh import lookup_by_email
 from core.platform import Outcome
+from core.settings import Settings
 from core.slack import SlackTransport
 from emulator.http_reply import Reply, json_reply
 from emulator.teams_http import BackgroundServer, Request
 from emulator.teams_tls import Certificates, make_certificates
+from interactions.slack_web import post_ephemeral
+from tests.fixtures.runtime import make_runtime
 
 
 @dataclass
@@ -105,3 +112,27 @@ def test_each_transport_reads_the_ca_bundle_as_it_is_when_built(
     assert before.post("C0123ABCD", "hi", "d1").outcome is not Outcome.DELIVERED
     assert after.post("C0123ABCD", "hi", "d2").outcome is Outcome.DELIVERED
     assert len(https_slack.posts) == 1
+
+
+def test_the_interactions_and_directory_calls_share_one_tls_context_each(
+    https_slack: HttpsSlack,
+    ca_bundle_loads: list[ssl.SSLContext],
+    monkeypatch: pytest.MonkeyPatch,
+    settings: Settings,
+    db: firestore.Client,
+    clock: FixedClock,
+) -> None:
+    # A slash command's ephemeral answers and the directory's look-ups, over HTTPS: each
+    # built its client once for the process, not one (and a CA bundle load) per call.
+    monkeypatch.setenv("SSL_CERT_FILE", str(https_slack.certificates.ca_path))
+    over_https = replace(settings, slack_api_url=https_slack.url, slack_bot_token="xoxb-tls")
+    rt = make_runtime(over_https, db, clock, "worker-a")
+    built = len(ca_bundle_loads)  # the runtime's own transport's
+
+    took = [post_ephemeral(rt, "C0123ABCD", "U0123ABCD", f"hi {n}") for n in range(3)]
+    for n in range(3):
+        lookup_by_email(over_https, f"person{n}@example.com")
+
+    assert took == [True] * 3
+    assert len(https_slack.posts) == 6
+    assert len(ca_bundle_loads) - built == 2  # one for each client, none per call
