@@ -128,7 +128,7 @@ def run_overlap(
     return {
         "shape": {"messages": messages, "channels": channels, "trials": trials},
         **summaries,
-        "shares": _floor(shares, summaries[list(trees)[-1]]),
+        "shares": _floor(shares, summaries[next(n for n, src in trees.items() if src == ROOT)]),
     }
 
 

@@ -17,9 +17,10 @@ go round in the same direction, so a pass that loses a claim for the occurrence 
 another pass's stretch, which goes on ahead of it. It jumps: the page goes on from the
 middle of what it has not begun beyond the lost lane, and leaves the stretch between for
 last. Two passes that meet so split what is left between them instead of one following the
-other, losing claim after claim. After a jump only JUMP_WINDOW deliveries are in flight,
-one more for each window's worth of claims won, so a new place that another pass holds too
-costs that many lost claims, not `parallel`. LOSING_STREAK claims lost in a row for the
+other, losing claim after claim. After a jump the page begins deliveries only while fewer
+than JUMP_WINDOW are in flight, a window that widens by one for each window's worth of
+claims won, so a new place that another pass holds too costs that many lost claims, not
+`parallel`. LOSING_STREAK claims lost in a row for the
 occurrence (no claim won between them) end the page: other passes hold what is left of it,
 and it stays due for the next pass, whose read holds only what is still due. A claim begun
 before the last jump, lost after it, says nothing of the new place and does not count."""
@@ -84,7 +85,7 @@ class Page:
         self._unrecorded: list[Sent] = []
         self._losing = 0  # claims lost that count towards LOSING_STREAK since one was won
         self._start = 0  # the lane the page's order begins at: it moves on at each jump
-        self._jumps = 0
+        self._jumps = 0  # jumps so far (Lane.jumps: how many when its delivery began)
 
     def deliver(self, lanes: list[list[Snapshot]]) -> None:
         """Deliver the lanes. Whatever raises on the way, every delivery in flight is
@@ -132,8 +133,8 @@ class Page:
         return (lane.index - self._start) % len(self._lanes)
 
     def _begin_ready(self, now: datetime) -> None:
-        """Begin each waiting lane whose slot has come, while fewer than `parallel` are in
-        flight."""
+        """Begin each waiting lane whose slot has come, while fewer than the window
+        (`parallel`, narrower after a jump) are in flight."""
         for lane in self._waiting():
             if len(self._busy) >= self._window:
                 return

@@ -37,7 +37,7 @@ class _ReadTogether(Queue):
 
 def test_two_passes_over_one_page_post_each_once_and_neither_waits(settings, db, slack, clock):
     mids = [seed_message(db, channel=f"C{n:04d}OVL") for n in range(12)]
-    queue = _ReadTogether(**{f.name: getattr(MESSAGE_KIND.queue, f.name) for f in fields(Queue)})
+    queue = _ReadTogether(**_queue_fields())
     kind = replace(MESSAGE_KIND, queue=queue)
     workers = [make_runtime(settings, db, clock, w) for w in ("worker-a", "worker-b")]
 
@@ -66,6 +66,7 @@ class _AnotherPassTakes(Queue):
         page = super().due(db, now, *args, **kwargs)
         if self.taken or self.other is None:
             return page
+        # worker-a's order, as processor.kind_pass rotates it (its worker id and start).
         order = rotated(lanes(page), f"worker-a {now.isoformat()}")
         stretch = [docs[0] for docs in order[10:30]]
         self.taken.extend(snap.id for snap in stretch)
@@ -101,6 +102,6 @@ def test_a_pass_that_meets_another_passs_stretch_jumps_past_it_and_delivers_the_
     posted = Counter(slack.delivery_ids())
     assert posted == Counter(message_delivery_id(mid, T0) for mid in mids)  # each once
     # worker-a posted all 40 outside worker-b's stretch in this one pass: it did not end
-    # its page where it met the stretch (10 posted, before), nor claim its way through it.
+    # its page where it met the stretch, ten in, nor claim its way through it.
     assert summary["sent"] == 40
     assert summary["duplicates"] < len(queue.taken)
