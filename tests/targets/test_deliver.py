@@ -15,6 +15,7 @@ import pytest
 
 from core.models import message_delivery_id
 from core.pubsub import DueOccurrence
+from core.store import MESSAGES
 from emulator.slack_faults import Fault
 from processor.publish import publish
 from targets.deliver import deliver_occurrence
@@ -251,13 +252,28 @@ def test_a_push_signed_by_the_subscriptions_service_account_is_delivered(
     sent_once(db, slack, "m1")
 
 
+def _bare(db: Any) -> DueOccurrence:
+    """A format-1 message: `deliver` reads the document."""
+    return DueOccurrence("message", seed_message(db), T0, "C0123ABCD")
+
+
+def _carried(db: Any) -> DueOccurrence:
+    """A format-2 message, carrying the document as the tick read it: both instances claim
+    under the same update time."""
+    ref = db.collection(MESSAGES).document(seed_message(db))
+    occurrence = DueOccurrence.for_snapshot("message", ref.get(), "C0123ABCD")
+    assert occurrence is not None
+    return occurrence
+
+
+@pytest.mark.parametrize("occurrence_of", [_bare, _carried], ids=["format-1", "carried"])
 def test_two_instances_delivering_one_message_post_once_in_every_interleaving(
-    settings, db, slack, clock
+    settings, db, slack, clock, occurrence_of
 ):
     # Redelivery, duplicate publishes and an expired ack deadline all come down to this: two
     # `deliver` instances handed the same occurrence at once. orchestrate runs them through
     # every interleaving of the pipeline's SYNCPOINTs (the claim's commit, the send).
-    seeded: list[str] = []
+    rounds: list[DueOccurrence] = []
     arrivals = iter(range(10_000))
 
     def instance(name: str) -> Any:
@@ -265,18 +281,18 @@ def test_two_instances_delivering_one_message_post_once_in_every_interleaving(
 
         def run() -> None:
             if next(arrivals) % 2 == 0:  # the first of a round seeds its message
-                seeded.append(seed_message(db))
-            occurrence = DueOccurrence("message", seeded[-1], T0, "C0123ABCD")
-            deliver_occurrence(rt, occurrence, "pubsub-1")  # pragma: SYNCPOINT deliver
+                rounds.append(occurrence_of(db))
+            deliver_occurrence(rt, rounds[-1], "pubsub-1")  # pragma: SYNCPOINT deliver
 
         return run
 
     counts = orchestrate(instance("deliver-1"), instance("deliver-2"), name="deliver")
 
     assert min(counts) >= 2  # each instance paused at least once on its own
-    assert len(seeded) == comb(sum(counts), counts[0])  # one round per interleaving
-    assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in seeded)
-    assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in seeded)
+    assert len(rounds) == comb(sum(counts), counts[0])  # one round per interleaving
+    ids = [o.subject_id for o in rounds]
+    assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in ids)
+    assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in ids)
 
 
 def test_deliver_holds_its_channel_a_second_and_hands_a_long_retry_after_back(

@@ -2,9 +2,10 @@
 document for a fresh message; a stale one (the document edited since the tick read it)
 claims nothing, posts nothing, and the next tick's message posts the edited text once (one
 read, after the claim lost: a release for a Retry-After is still waited for or handed
-back); a
-format-1 message (published before a deploy) still delivers; a carried document that does
-not decode or names another document is acknowledged, naming the field `document`.
+back); a format-1 message (published before a deploy) still delivers; a carried document
+that does not decode or names another document is acknowledged, naming the field
+`document`. Two instances handed one carried message: test_deliver.py, with the format-1
+case.
 
 Reads are counted at the Firestore client's gRPC channel (bench.rpc), by collection."""
 
@@ -15,7 +16,6 @@ import itertools
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from math import comb
 from typing import Any
 
 import flask
@@ -29,14 +29,12 @@ from core.pubsub import DueOccurrence
 from core.store import MESSAGES, ROTATIONS
 from emulator.slack_faults import Fault
 from processor.publish import publish
-from targets.deliver import deliver_occurrence
 from tests.fixtures.api import call
 from tests.fixtures.clock import T0
 from tests.fixtures.deliveries import ledger
 from tests.fixtures.messages import message, seed_message
 from tests.fixtures.pubsub import Pulled, Subscription, push
 from tests.fixtures.runtime import ADMIN_TOKEN, MAIN, make_runtime
-from tests.support.interleave import orchestrate
 
 pytestmark = pytest.mark.usefixtures("fresh_certs_cache")
 
@@ -189,40 +187,6 @@ def test_a_message_whose_document_is_unusable_is_acknowledged_naming_the_field(
     assert line["pubsub_message_id"] == pulled.message_id
     assert slack.posts() == []
     assert message(db, "m1")["status"] == "pending"  # still due: the next tick publishes it
-
-
-def test_two_instances_delivering_one_carried_message_post_once_in_every_interleaving(
-    settings, db, slack, clock
-):
-    # A redelivery while the first delivery runs: both carry the same snapshot, so both
-    # claim under the same update time; orchestrate runs them through every interleaving
-    # of the pipeline's SYNCPOINTs (the claim's commit, the send).
-    def seeded() -> DueOccurrence:
-        ref = db.collection(MESSAGES).document(seed_message(db))
-        occurrence = DueOccurrence.for_snapshot("message", ref.get(), "C0123ABCD")
-        assert occurrence is not None
-        return occurrence
-
-    rounds: list[DueOccurrence] = []
-    arrivals = itertools.count()
-
-    def instance(name: str) -> Any:
-        rt = make_runtime(settings, db, clock, name)
-
-        def run() -> None:
-            if next(arrivals) % 2 == 0:  # the first of a round seeds its message
-                rounds.append(seeded())
-            deliver_occurrence(rt, rounds[-1], "pubsub-1")  # pragma: SYNCPOINT deliver
-
-        return run
-
-    counts = orchestrate(instance("deliver-1"), instance("deliver-2"), name="deliver")
-
-    assert min(counts) >= 2  # each instance paused at least once on its own
-    assert len(rounds) == comb(sum(counts), counts[0])  # one round per interleaving
-    ids = [o.subject_id for o in rounds]
-    assert sorted(slack.delivery_ids()) == sorted(message_delivery_id(m, T0) for m in ids)
-    assert all(ledger(db)[message_delivery_id(m, T0)]["status"] == "sent" for m in ids)
 
 
 def test_a_message_for_a_document_deleted_since_the_tick_is_acknowledged(
