@@ -18,12 +18,12 @@ another pass's stretch, which goes on ahead of it. It jumps: the page goes on fr
 middle of what it has not begun beyond the lost lane, and leaves the stretch between for
 last. Two passes that meet so split what is left between them instead of one following the
 other, losing claim after claim. After a jump the page begins deliveries only while fewer
-than JUMP_WINDOW are in flight, a window that widens by one for each window's worth of
-claims won, so a new place that another pass holds too costs that many lost claims, not
-`parallel`. LOSING_STREAK claims lost in a row for the
-occurrence (no claim won between them) end the page: other passes hold what is left of it,
-and it stays due for the next pass, whose read holds only what is still due. A claim begun
-before the last jump, lost after it, says nothing of the new place and does not count."""
+than JUMP_WINDOW are in flight, a window that widens by one for each claim won there, so a
+new place that another pass holds too costs that many lost claims, not `parallel`.
+LOSING_STREAK claims lost in a row for the occurrence (no claim won between them) end the
+page: other passes hold what is left of it, and it stays due for the next pass, whose read
+holds only what is still due. A claim begun before the last jump, lost after it, says
+nothing of the new place and does not count."""
 
 from __future__ import annotations
 
@@ -53,8 +53,8 @@ _MAX_POLL = 0.05
 # failed commit each.
 LOSING_STREAK = 8
 # Deliveries in flight just after a jump: the new place may be another pass's too, and only
-# this many claims are lost if it is. The window widens by one for each window's worth of
-# claims won there, up to the page's `parallel`.
+# this many claims are lost if it is. The window widens by one for each claim won there, up
+# to the page's `parallel`.
 JUMP_WINDOW = 2
 
 
@@ -77,7 +77,6 @@ class Page:
         self._counts = counts
         self._parallel = parallel  # deliveries in flight at most
         self._window = parallel  # in flight at most now: it starts small again after a jump
-        self._won = 0  # claims won since the window last widened
         self._collection = collection  # the kind's, named in a failure's log line
         self._lanes: list[Lane] = []
         self._live: list[Lane] = []  # lanes that may still begin a delivery
@@ -196,12 +195,8 @@ class Page:
                 self._defer(waiting)
 
     def _widen(self) -> None:
-        """A claim was won: the window widens by one for each window's worth of claims won,
-        up to `parallel` (where it stays until a jump narrows it)."""
-        self._won += 1
-        if self._won >= self._window:
-            self._won = 0
-            self._window = min(self._window + 1, self._parallel)
+        """A claim was won: one more delivery may be in flight, up to `parallel`."""
+        self._window = min(self._window + 1, self._parallel)
 
     def _jump_past(self, lost: Lane) -> bool:
         """Another pass claimed `lost`'s document and delivers on from there, through the
